@@ -1,0 +1,157 @@
+"""Length-prefixed messages of JSON plus raw tensor bytes, safe to decode from an untrusted process.
+
+Pickle is never used across the process boundary: a worker runs learner code, so
+anything it sends back is data to be checked, and unpickling it would let that code
+run inside the grader. A message is an 8-byte length, a JSON header and the raw
+bytes of each tensor it carries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+from typing import Any
+
+import torch
+
+MAX_MESSAGE_BYTES = 1 << 30
+_LENGTH = struct.Struct("!Q")
+_DTYPES = {
+    str(dtype).removeprefix("torch."): dtype
+    for dtype in (
+        torch.float16, torch.bfloat16, torch.float32, torch.float64,
+        torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool,
+    )
+}
+
+
+class ChannelClosed(Exception):
+    """The other side closed the channel or died before a whole message arrived."""
+
+
+class ChannelTimeout(Exception):
+    """No whole message arrived before the deadline."""
+
+
+class BadMessage(Exception):
+    """The bytes received are not a well-formed message."""
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """The short name used on the wire and in reports, such as 'float32'."""
+    return str(dtype).removeprefix("torch.")
+
+
+def dtype_from_name(name: str) -> torch.dtype:
+    """The torch dtype for a short name; raises KeyError for an unknown one."""
+    return _DTYPES[name]
+
+
+def encode(body: Any) -> bytes:
+    """Serialize a JSON-able body in which tensors may appear anywhere."""
+    blobs: list[bytes] = []
+    specs: list[dict] = []
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            tensor = value.detach().to("cpu").contiguous()
+            if dtype_name(tensor.dtype) not in _DTYPES:
+                raise TypeError(f"cannot send a tensor of dtype {tensor.dtype}")
+            raw = tensor.reshape(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b""
+            specs.append({"dtype": dtype_name(tensor.dtype), "shape": list(tensor.shape),
+                          "device": str(value.device), "nbytes": len(raw)})
+            blobs.append(raw)
+            return {"__tensor__": len(specs) - 1}
+        if isinstance(value, dict):
+            return {str(key): walk(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(item) for item in value]
+        return value
+
+    header = json.dumps({"body": walk(body), "tensors": specs}).encode()
+    payload = _LENGTH.pack(len(header)) + header + b"".join(blobs)
+    return _LENGTH.pack(len(payload)) + payload
+
+
+def decode(payload: bytes) -> Any:
+    """Rebuild a body from a payload, checking every size against the header."""
+    try:
+        (header_len,) = _LENGTH.unpack_from(payload, 0)
+        header = json.loads(payload[_LENGTH.size:_LENGTH.size + header_len])
+        offset = _LENGTH.size + header_len
+        tensors = []
+        for spec in header["tensors"]:
+            dtype = _DTYPES[spec["dtype"]]
+            shape = [int(size) for size in spec["shape"]]
+            nbytes = int(spec["nbytes"])
+            raw = payload[offset:offset + nbytes]
+            offset += nbytes
+            numel = 1
+            for size in shape:
+                numel *= size
+            if len(raw) != nbytes or nbytes != numel * torch.empty((), dtype=dtype).element_size():
+                raise BadMessage("tensor size does not match its header")
+            flat = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if nbytes else torch.empty(0, dtype=torch.uint8)
+            tensor = flat.view(dtype).reshape(shape)
+            tensors.append((tensor, str(spec.get("device", "cpu"))))
+    except BadMessage:
+        raise
+    except Exception as error:  # any malformed header is one kind of failure
+        raise BadMessage(f"malformed message: {error}") from None
+
+    def unwalk(value: Any) -> Any:
+        if isinstance(value, dict):
+            if set(value) == {"__tensor__"}:
+                return WireTensor(*tensors[int(value["__tensor__"])])
+            return {key: unwalk(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [unwalk(item) for item in value]
+        return value
+
+    return unwalk(header["body"])
+
+
+class WireTensor:
+    """A tensor received from another process, with the device it lived on there."""
+
+    def __init__(self, tensor: torch.Tensor, device: str) -> None:
+        self.tensor = tensor
+        self.device = device
+
+    def __repr__(self) -> str:
+        return f"WireTensor({dtype_name(self.tensor.dtype)}{list(self.tensor.shape)} on {self.device})"
+
+
+def write_message(fd: int, body: Any) -> None:
+    """Write one whole message to a file descriptor."""
+    data = memoryview(encode(body))
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
+def read_message(fd: int, deadline: float | None = None) -> Any:
+    """Read one whole message, waiting at most until `deadline` (time.monotonic)."""
+    (length,) = _LENGTH.unpack(_read_exact(fd, _LENGTH.size, deadline))
+    if length > MAX_MESSAGE_BYTES:
+        raise BadMessage(f"message of {length} bytes is over the limit")
+    return decode(_read_exact(fd, length, deadline))
+
+
+def _read_exact(fd: int, count: int, deadline: float | None) -> bytes:
+    chunks: list[bytes] = []
+    remaining = count
+    while remaining:
+        if deadline is not None:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                raise ChannelTimeout()
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise ChannelClosed()
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
