@@ -15,17 +15,23 @@ import struct
 import time
 from typing import Any
 
-import torch
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 MAX_MESSAGE_BYTES = 1 << 30
 _LENGTH = struct.Struct("!Q")
-_DTYPES = {
-    str(dtype).removeprefix("torch."): dtype
-    for dtype in (
-        torch.float16, torch.bfloat16, torch.float32, torch.float64,
-        torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool,
-    )
-}
+
+
+@cache
+def _dtypes() -> dict:
+    # torch is imported on first use, so a process can start a worker before paying for it.
+    import torch
+
+    names = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
+    return {name: getattr(torch, name) for name in names}
 
 
 class ChannelClosed(Exception):
@@ -40,25 +46,27 @@ class BadMessage(Exception):
     """The bytes received are not a well-formed message."""
 
 
-def dtype_name(dtype: torch.dtype) -> str:
+def dtype_name(dtype: "torch.dtype") -> str:
     """The short name used on the wire and in reports, such as 'float32'."""
     return str(dtype).removeprefix("torch.")
 
 
-def dtype_from_name(name: str) -> torch.dtype:
+def dtype_from_name(name: str) -> "torch.dtype":
     """The torch dtype for a short name; raises KeyError for an unknown one."""
-    return _DTYPES[name]
+    return _dtypes()[name]
 
 
 def encode(body: Any) -> bytes:
     """Serialize a JSON-able body in which tensors may appear anywhere."""
+    import torch
+
     blobs: list[bytes] = []
     specs: list[dict] = []
 
     def walk(value: Any) -> Any:
         if isinstance(value, torch.Tensor):
             tensor = value.detach().to("cpu").contiguous()
-            if dtype_name(tensor.dtype) not in _DTYPES:
+            if dtype_name(tensor.dtype) not in _dtypes():
                 raise TypeError(f"cannot send a tensor of dtype {tensor.dtype}")
             raw = tensor.reshape(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b""
             specs.append({"dtype": dtype_name(tensor.dtype), "shape": list(tensor.shape),
@@ -78,13 +86,15 @@ def encode(body: Any) -> bytes:
 
 def decode(payload: bytes) -> Any:
     """Rebuild a body from a payload, checking every size against the header."""
+    import torch
+
     try:
         (header_len,) = _LENGTH.unpack_from(payload, 0)
         header = json.loads(payload[_LENGTH.size:_LENGTH.size + header_len])
         offset = _LENGTH.size + header_len
         tensors = []
         for spec in header["tensors"]:
-            dtype = _DTYPES[spec["dtype"]]
+            dtype = _dtypes()[spec["dtype"]]
             shape = [int(size) for size in spec["shape"]]
             nbytes = int(spec["nbytes"])
             raw = payload[offset:offset + nbytes]
@@ -117,7 +127,7 @@ def decode(payload: bytes) -> Any:
 class WireTensor:
     """A tensor received from another process, with the device it lived on there."""
 
-    def __init__(self, tensor: torch.Tensor, device: str) -> None:
+    def __init__(self, tensor: "torch.Tensor", device: str) -> None:
         self.tensor = tensor
         self.device = device
 

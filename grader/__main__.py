@@ -1,0 +1,5 @@
+"""Entry point for `python -m grader`."""
+
+from grader.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,247 @@
+"""Inputs and float64 expected values for the ring-attention exercise's cases."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+FUNCTIONS = ("attention_chunk_stats", "merge_chunk_stats", "ring_attention")
+OUTPUT_NAMES = {
+    "attention_chunk_stats": ("chunk_output", "chunk_sum", "chunk_max"),
+    "merge_chunk_stats": ("output", "sum", "max"),
+    "ring_attention": ("output",),
+}
+DTYPES = {"float64": torch.float64, "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+HALF_DTYPES = {torch.bfloat16, torch.float16}
+
+_COMMON = {"batch", "lq", "d", "dv", "dtype", "seed", "scale", "layout", "values", "audit"}
+_ALLOWED = {
+    "attention_chunk_stats": _COMMON | {"lk", "score_shift", "row_scale"},
+    "merge_chunk_stats": _COMMON | {"max_offset", "max_spread", "same_state", "swap"},
+    "ring_attention": _COMMON | {"chunks", "score_shift", "chunk_shift", "row_scale"},
+}
+AUDITS = {"materialization", "peak-memory"}
+
+
+@dataclass
+class Inputs:
+    """A case's arguments in the case's dtype, plus what the worker needs to present them."""
+
+    args: list[Any]
+    layout: str
+    summary: str
+
+
+# ---------------------------------------------------------------- validation
+
+def validate(function: str, params: dict[str, Any]) -> None:
+    """Raise ValueError naming the first parameter that is unknown or out of range."""
+    unknown = sorted(set(params) - _ALLOWED[function])
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0]!r} for {function} (allowed: {', '.join(sorted(_ALLOWED[function]))})")
+    if params.get("dtype", "float64") not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {params['dtype']!r}")
+    batch = params.get("batch", [])
+    if not (isinstance(batch, list) and all(_positive_int(size) for size in batch)):
+        raise ValueError(f"batch must be a list of positive integers, not {batch!r}")
+    for key in ("lq", "d", "dv", "lk"):
+        if key in params and not _positive_int(params[key]):
+            raise ValueError(f"{key} must be a positive integer, not {params[key]!r}")
+    if params.get("layout", "contiguous") not in ("contiguous", "transposed"):
+        raise ValueError("layout must be 'contiguous' or 'transposed'")
+    for audit in _as_list(params.get("audit", [])):
+        if audit not in AUDITS:
+            raise ValueError(f"audit must be among {', '.join(sorted(AUDITS))}, not {audit!r}")
+    if function == "ring_attention" and "values" not in params:
+        lengths = chunk_lengths(params, torch.Generator().manual_seed(0))
+        shifts = params.get("chunk_shift")
+        if shifts is not None and len(shifts) != len(lengths):
+            raise ValueError(f"chunk_shift has {len(shifts)} entries for {len(lengths)} chunks")
+    if "values" in params:
+        build_inputs(function, params)  # explicit values must have consistent shapes
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _as_list(value: Any) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def chunk_lengths(params: dict[str, Any], generator: torch.Generator) -> list[int]:
+    """The split of the key sequence: explicit lengths, a fixed size, or random boundaries."""
+    chunks = params.get("chunks", [8])
+    if isinstance(chunks, list):
+        if not chunks or not all(_positive_int(length) for length in chunks):
+            raise ValueError(f"chunks must be a non-empty list of positive lengths, not {chunks!r}")
+        return list(chunks)
+    if not isinstance(chunks, dict) or not _positive_int(chunks.get("total")):
+        raise ValueError("chunks must be a list of lengths or {total: N, size: S} or {total: N, random: K}")
+    total = chunks["total"]
+    if set(chunks) == {"total", "size"} and _positive_int(chunks["size"]):
+        size = chunks["size"]
+        return [size] * (total // size) + ([total % size] if total % size else [])
+    if set(chunks) == {"total", "random"} and _positive_int(chunks["random"]) and chunks["random"] <= total:
+        count = chunks["random"]
+        cuts = sorted((torch.randperm(total - 1, generator=generator)[: count - 1] + 1).tolist())
+        bounds = [0, *cuts, total]
+        return [end - start for start, end in zip(bounds, bounds[1:])]
+    raise ValueError(f"chunks {dict(chunks)!r}: use {{total: N, size: S}} or {{total: N, random: K}} with K <= N")
+
+
+# ---------------------------------------------------------------- inputs
+
+def build_inputs(function: str, params: dict[str, Any]) -> Inputs:
+    """Generate (or read) a case's inputs: float64 first, then rounded once to the case dtype."""
+    dtype = DTYPES[params.get("dtype", "float64")]
+    generator = torch.Generator().manual_seed(int(params.get("seed", 0)))
+    layout = params.get("layout", "contiguous")
+    if function == "merge_chunk_stats":
+        tensors = _merge_inputs(params, generator)
+        args = [tensor.to(dtype) for tensor in tensors]
+        lq, dv = args[0].shape[-2], args[0].shape[-1]
+        summary = f"merge of two states: batch {tuple(args[0].shape[:-2])}, Lq {lq}, Dv {dv}"
+        if "max_offset" in params:
+            summary += f", max offsets {params['max_offset']}"
+    else:
+        query, keys, values, lengths = _attention_inputs(function, params, generator)
+        query, keys, values = query.to(dtype), keys.to(dtype), values.to(dtype)
+        if function == "attention_chunk_stats":
+            args = [query, keys, values]
+        else:
+            args = [query, list(keys.split(lengths, dim=-2)), list(values.split(lengths, dim=-2))]
+        summary = (f"query {tuple(query.shape)}, keys {tuple(keys.shape)}, values {tuple(values.shape)}"
+                   + (f", chunks {lengths}" if function == "ring_attention" else ""))
+    summary += f", {params.get('dtype', 'float64')}"
+    if layout == "transposed":
+        summary += ", non-contiguous (transposed views)"
+    return Inputs(args, layout, summary)
+
+
+def _attention_inputs(function: str, params: dict[str, Any], generator: torch.Generator):
+    values = params.get("values")
+    if values is not None:
+        query = torch.tensor(values["query"], dtype=torch.float64)
+        keys = torch.tensor(values["key"], dtype=torch.float64)
+        vals = torch.tensor(values["value"], dtype=torch.float64)
+        if query.dim() < 2 or keys.shape[:-1] != vals.shape[:-1] or keys.shape[-1] != query.shape[-1]:
+            raise ValueError("values: query (..., Lq, D), key (..., Lk, D), value (..., Lk, Dv) do not fit")
+        lengths = params.get("chunks", [keys.shape[-2]]) if function == "ring_attention" else [keys.shape[-2]]
+        if sum(lengths) != keys.shape[-2]:
+            raise ValueError(f"chunks {lengths} do not add up to the {keys.shape[-2]} keys given")
+        return query, keys, vals, lengths
+    batch = list(params.get("batch", []))
+    lq, d = params.get("lq", 4), params.get("d", 8)
+    dv = params.get("dv", d)
+    lengths = chunk_lengths(params, generator) if function == "ring_attention" else [params.get("lk", 8)]
+    total = sum(lengths)
+    query = torch.randn(*batch, lq, d, generator=generator, dtype=torch.float64) * float(params.get("scale", 1.0))
+    keys = torch.randn(*batch, total, d, generator=generator, dtype=torch.float64)
+    vals = torch.randn(*batch, total, dv, generator=generator, dtype=torch.float64)
+    row = params.get("row_scale")
+    if row is not None:
+        query[..., int(row["row"]), :] *= float(row["factor"])
+    shift = float(params.get("score_shift", 0.0))
+    per_chunk = params.get("chunk_shift")
+    if shift or per_chunk:
+        # Query coordinate 0 is set to 1, so adding s*sqrt(D) to a key's coordinate 0 adds s to its scores.
+        query[..., 0] = 1.0
+        key_shift = torch.full((total,), shift, dtype=torch.float64)
+        if per_chunk:
+            key_shift += torch.tensor([float(s) for s, n in zip(per_chunk, lengths) for _ in range(n)],
+                                      dtype=torch.float64)
+        keys[..., 0] += key_shift * math.sqrt(d)
+    return query, keys, vals, lengths
+
+
+def _merge_inputs(params: dict[str, Any], generator: torch.Generator) -> list[torch.Tensor]:
+    values = params.get("values")
+    if values is not None:
+        names = OUTPUT_NAMES["merge_chunk_stats"]
+        keys = [f"acc_{name}" for name in names] + [f"chunk_{name}" for name in names]
+        missing = [key for key in keys if key not in values]
+        if missing:
+            raise ValueError(f"values needs {', '.join(keys)}; missing {', '.join(missing)}")
+        return [torch.tensor(values[key], dtype=torch.float64) for key in keys]
+    batch = list(params.get("batch", []))
+    lq, dv = params.get("lq", 4), params.get("dv", params.get("d", 8))
+    spread = float(params.get("max_spread", 1.0))
+    offsets = params.get("max_offset", [0.0, 0.0])
+
+    def state(offset: float) -> list[torch.Tensor]:
+        output = torch.randn(*batch, lq, dv, generator=generator, dtype=torch.float64)
+        total = 1.0 + 4.0 * torch.rand(*batch, lq, 1, generator=generator, dtype=torch.float64)
+        row_max = torch.randn(*batch, lq, 1, generator=generator, dtype=torch.float64) * spread + float(offset)
+        return [output, total, row_max]
+
+    acc = state(offsets[0])
+    chunk = [tensor.clone() for tensor in acc] if params.get("same_state") else state(offsets[1])
+    if params.get("swap"):
+        acc, chunk = chunk, acc
+    return acc + chunk
+
+
+# ---------------------------------------------------------------- expected values
+
+def expected(function: str, args: list[Any]) -> tuple[torch.Tensor, ...]:
+    """The exact answer, computed in float64 from the (already rounded) inputs."""
+    wide = _to_float64(args)
+    if function == "attention_chunk_stats":
+        return _stats(*wide)
+    if function == "merge_chunk_stats":
+        acc_output, acc_sum, acc_max, chunk_output, chunk_sum, chunk_max = wide
+        new_max = torch.maximum(acc_max, chunk_max)
+        acc_scale, chunk_scale = torch.exp(acc_max - new_max), torch.exp(chunk_max - new_max)
+        return (acc_output * acc_scale + chunk_output * chunk_scale,
+                acc_sum * acc_scale + chunk_sum * chunk_scale, new_max)
+    query, key_chunks, value_chunks = wide
+    keys, values = torch.cat(key_chunks, dim=-2), torch.cat(value_chunks, dim=-2)
+    scores = query @ keys.transpose(-2, -1) / math.sqrt(query.shape[-1])
+    return (torch.softmax(scores, dim=-1) @ values,)
+
+
+def _stats(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    scores = query @ keys.transpose(-2, -1) / math.sqrt(query.shape[-1])
+    row_max = scores.amax(dim=-1, keepdim=True)
+    weights = torch.exp(scores - row_max)
+    return weights @ values, weights.sum(dim=-1, keepdim=True), row_max
+
+
+def _to_float64(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(torch.float64)
+    return [_to_float64(item) for item in value]
+
+
+def baseline(function: str, args: list[Any], solution: Any) -> tuple[torch.Tensor, ...] | None:
+    """For half precision: the reference solution's own answer in the case dtype, on the same split."""
+    if args[0].dtype not in HALF_DTYPES:
+        return None
+    copies = [[t.clone() for t in arg] if isinstance(arg, list) else arg.clone() for arg in args]
+    result = getattr(solution, function)(*copies)
+    return result if isinstance(result, tuple) else (result,)
+
+
+def total_key_length(function: str, args: list[Any]) -> int:
+    """The length of the whole key sequence a case attends over."""
+    if function == "ring_attention":
+        return sum(chunk.shape[-2] for chunk in args[1])
+    if function == "attention_chunk_stats":
+        return args[1].shape[-2]
+    return 0
+
+
+def input_names(function: str, args: list[Any]) -> list[str]:
+    """Names of the input tensors in the order the worker lists them."""
+    if function == "attention_chunk_stats":
+        return ["query", "key_chunk", "value_chunk"]
+    if function == "merge_chunk_stats":
+        names = OUTPUT_NAMES["merge_chunk_stats"]
+        return [f"acc_{name}" for name in names] + [f"chunk_{name}" for name in names]
+    count = len(args[1])
+    return (["query"] + [f"key_chunks[{i}]" for i in range(count)]
+            + [f"value_chunks[{i}]" for i in range(count)])

@@ -1,0 +1,132 @@
+"""One function per CLI command: find the exercise, call the library, render what it returns."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.markup import escape
+
+from grader.course import check_exists, find_exercise, find_root, load_course
+from grader.progress import Progress
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def cmd_list(args: argparse.Namespace, console: Console) -> int:
+    root = find_root()
+    progress = Progress(root)
+    for exercise in load_course(root):
+        last = progress.exercise(exercise.name).get("last_submission")
+        state = "accepted" if last and last["status"] == "passed" else ("submitted" if last else "not submitted")
+        console.print(f"{escape(exercise.name):<24} {escape(exercise.title)} [muted]({state})[/]")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace, console: Console) -> int:
+    exercise = find_exercise(find_root(), args.exercise)
+    text = check_exists(exercise.statement, "the statement").read_text(encoding="utf-8")
+    console.print(Markdown(text))
+    console.print(f"\n[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
+                  f"Next: grader run, grader hint, grader submit.[/]")
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    return _grade(args, console, "run")
+
+
+def cmd_submit(args: argparse.Namespace, console: Console) -> int:
+    return _grade(args, console, "submit")
+
+
+def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
+    from grader.grading import grade
+    from grader.render_json import report_to_json, write_json
+    from grader.render_terminal import TerminalRenderer
+
+    exercise = find_exercise(find_root(), args.exercise)
+    file = args.file.resolve() if args.file else exercise.stub
+    renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
+    renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)))
+    report = grade(exercise, file, mode, args.device, on_result=renderer.case)
+    if args.json:
+        write_json(report, args.json)
+    if not args.no_record:
+        saved = Progress(exercise.root).record(report, report_to_json(report))
+        if saved:
+            report.notes.append(f"Submission recorded in {saved.relative_to(exercise.root)}.")
+    renderer.finish(report)
+    return EXIT_OK if report.status == "passed" else EXIT_FAILED
+
+
+def cmd_hint(args: argparse.Namespace, console: Console) -> int:
+    exercise = find_exercise(find_root(), args.exercise)
+    hints = exercise.hint_files()
+    if not hints:
+        console.print(f"{exercise.name} has no hints.")
+        return EXIT_OK
+    progress = Progress(exercise.root)
+    already = progress.hints_opened(exercise.name)
+    opened = progress.open_hint(exercise.name, len(hints))
+    for number, path in enumerate(hints[:opened], start=1):
+        fresh = " (new)" if number > already else ""
+        console.print(f"[heading]Hint {number} of {len(hints)}{fresh}[/]")
+        console.print(Markdown(path.read_text(encoding="utf-8")))
+        console.print()
+    if already >= len(hints):
+        console.print(f"That was the last hint: all {len(hints)} are open.")
+    elif opened < len(hints):
+        console.print(f"[muted]{len(hints) - opened} more; each gives away more than the last.[/]")
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace, console: Console) -> int:
+    root = find_root()
+    exercises = [find_exercise(root, args.exercise)] if args.exercise else load_course(root)
+    progress = Progress(root)
+    for exercise in exercises:
+        state = progress.exercise(exercise.name)
+        console.print(f"[heading]{escape(exercise.name)}[/]: {escape(exercise.title)}")
+        if not state.get("last_run") and not state.get("last_submission"):
+            console.print("No results yet")
+            console.print("Run your code to check it against the examples (grader run), "
+                          "or submit to run every test (grader submit).")
+        for key, label in (("last_run", "Last run"), ("last_submission", "Last submission")):
+            entry = state.get(key)
+            if entry:
+                verdict = "accepted" if key == "last_submission" and entry["status"] == "passed" else entry["status"]
+                console.print(f"{label}: {entry['when']}: {entry['passed']} passed, {entry['failed']} failed "
+                              f"of {entry['total']} ({verdict}) [{escape(entry['file'])}]")
+        console.print(f"Hints opened: {state.get('hints_opened', 0)} of {len(exercise.hint_files())}")
+    return EXIT_OK
+
+
+def cmd_reset(args: argparse.Namespace, console: Console) -> int:
+    exercise = find_exercise(find_root(), args.exercise)
+    starter = check_exists(exercise.starter, "the pristine starter file")
+    backup = None
+    if exercise.stub.exists():
+        if exercise.stub.read_bytes() == starter.read_bytes():
+            console.print(f"{exercise.stub.relative_to(exercise.root)} is already the original stub.")
+            return EXIT_OK
+        backup = Progress(exercise.root).backup(exercise.name, exercise.stub)
+    exercise.stub.write_bytes(starter.read_bytes())
+    console.print(f"Restored {exercise.stub.relative_to(exercise.root)} to the original stub.")
+    if backup:
+        console.print(f"Your previous file is kept in {backup.relative_to(exercise.root)}.")
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from grader.validate import render_validation, validate_exercise
+
+    root = find_root()
+    exercises = [find_exercise(root, args.exercise)] if args.exercise else load_course(root)
+    ok = True
+    for exercise in exercises:
+        result = validate_exercise(exercise, progress=lambda line: console.print(f"[muted]{escape(line)}[/]"))
+        render_validation(result, console)
+        ok = ok and result.ok
+    return EXIT_OK if ok else EXIT_FAILED

@@ -1,0 +1,121 @@
+"""Tensor comparison: exact shape, dtype and device, no NaN or Inf, and a per-dtype error bound."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from grader.wire import WireTensor, dtype_name
+
+# Error bounds for full precision, relative to the largest magnitude in the expected tensor.
+# float32 at 1e-4 still fails a solution that computes internally in bfloat16 (about 4e-3).
+RELATIVE_BOUND = {torch.float64: 1e-9, torch.float32: 1e-4}
+TINY = 1e-30
+
+
+@dataclass
+class Verdict:
+    """Whether the outputs matched, a one-line message, and detail lines for visible cases."""
+
+    passed: bool
+    message: str = ""
+    details: list[str] = field(default_factory=list)
+
+
+def describe_value(returned: dict[str, Any]) -> str:
+    """How a returned value that is not a tensor looks, for a message."""
+    if returned.get("type") == "sequence":
+        return f"a {returned['kind']} of {len(returned['items'])}"
+    return returned.get("name", "something else")
+
+
+def compare_outputs(
+    returned: dict[str, Any],
+    names: tuple[str, ...],
+    expected: tuple[torch.Tensor, ...],
+    dtype: torch.dtype,
+    device: str,
+    baseline: tuple[torch.Tensor, ...] | None = None,
+) -> Verdict:
+    """Judge what the learner's function returned against the float64 expected values."""
+    if len(names) == 1:
+        items = [returned]
+        if returned.get("type") == "sequence":
+            return Verdict(False, f"returned {describe_value(returned)} where one tensor was expected")
+    else:
+        if returned.get("type") != "sequence":
+            return Verdict(False, f"returned {describe_value(returned)}; expected a tuple of {len(names)} tensors "
+                                  f"({', '.join(names)})")
+        items = returned["items"]
+        if len(items) != len(names):
+            return Verdict(False, f"returned {len(items)} values; expected {len(names)} ({', '.join(names)})")
+    for index, (name, item, want) in enumerate(zip(names, items, expected)):
+        base = baseline[index] if baseline is not None else None
+        verdict = compare_tensor(name, item, want, dtype, device, base)
+        if not verdict.passed:
+            return verdict
+    return Verdict(True)
+
+
+def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, dtype: torch.dtype, device: str,
+                   base: torch.Tensor | None) -> Verdict:
+    """One output: type, shape, dtype, device, finiteness, then the error bound."""
+    if item.get("type") != "tensor":
+        return Verdict(False, f"{name} is {describe_value(item)}, not a torch.Tensor")
+    wire: WireTensor = item["value"]
+    got = wire.tensor
+    if tuple(got.shape) != tuple(want.shape):
+        hint = ""
+        if tuple(got.shape) == tuple(want.shape[:-1]) and want.shape[-1] == 1:
+            hint = " (the reduced dimension was dropped: keep it with keepdim=True)"
+        return Verdict(False, f"{name} has shape {tuple(got.shape)}, expected {tuple(want.shape)}{hint}")
+    if got.dtype != dtype:
+        return Verdict(False, f"{name} has dtype {dtype_name(got.dtype)}, expected {dtype_name(dtype)} "
+                              f"(the query's dtype)")
+    if wire.device.split(":")[0] != device:
+        return Verdict(False, f"{name} is on {wire.device}, expected {device} (the query's device)")
+    wide = got.to(torch.float64)
+    nan, inf = int(torch.isnan(wide).sum()), int(torch.isinf(wide).sum())
+    if nan or inf:
+        first = _index(torch.nonzero(~torch.isfinite(wide))[0])
+        return Verdict(False, f"{name} has {nan} NaN and {inf} Inf values (first at {first})",
+                       ["NaN or Inf never passes: look for exp of a large number, or 0/0 and inf - inf."])
+    error = (wide - want).abs()
+    worst = float(error.max()) if error.numel() else 0.0
+    bound = error_bound(want, dtype, base)
+    if worst <= bound:
+        return Verdict(True)
+    where = _index(torch.nonzero(error == worst)[0])
+    scale = float(want.abs().max())
+    details = [
+        f"{name}: largest error {worst:.3g} at {where}: got {float(wide[tuple(where)]):.6g}, "
+        f"expected {float(want[tuple(where)]):.6g}",
+        f"{name}: error relative to its largest value {worst / max(scale, TINY):.3g}; allowed {bound:.3g} "
+        f"absolute ({_rule(dtype)})",
+        f"{name}: {int((error > bound).sum())} of {error.numel()} values are outside the bound",
+    ]
+    return Verdict(False, f"{name} is wrong: largest error {worst:.3g} at {where} (allowed {bound:.3g})", details)
+
+
+def error_bound(want: torch.Tensor, dtype: torch.dtype, base: torch.Tensor | None) -> float:
+    """The largest absolute error allowed for one output tensor."""
+    scale = float(want.abs().max()) if want.numel() else 0.0
+    if dtype in RELATIVE_BOUND or base is None:
+        return RELATIVE_BOUND.get(dtype, 1e-2) * max(scale, TINY)
+    # Half precision: twice the error of the reference solution run in the same dtype on the same
+    # split, plus the rounding of the exact answer into that dtype and one unit in the last place.
+    base_error = float((base.to(torch.float64) - want).abs().max())
+    rounding = float((want.to(dtype).to(torch.float64) - want).abs().max())
+    return 2 * base_error + 2 * rounding + torch.finfo(dtype).eps * scale
+
+
+def _rule(dtype: torch.dtype) -> str:
+    if dtype in RELATIVE_BOUND:
+        return f"{RELATIVE_BOUND[dtype]:g} of the largest expected value for {dtype_name(dtype)}"
+    return f"twice the reference solution's own {dtype_name(dtype)} error, plus rounding"
+
+
+def _index(position: torch.Tensor) -> list[int]:
+    return [int(i) for i in position.tolist()]

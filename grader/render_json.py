@@ -1,0 +1,79 @@
+"""The JSON view of a report: Gradescope's results.json fields plus the grader's own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from grader.results import CaseResult, Outcome, Report
+
+OUTPUT_LIMIT = 4000
+
+
+def report_to_json(report: Report) -> dict[str, Any]:
+    """A results file Gradescope accepts; `status`, `outcome`, `diagnosis` etc. are ours."""
+    tests = [test_to_json(number, result) for number, result in enumerate(report.results, start=1)]
+    output = report.summary_line()
+    if report.load_error:
+        output = report.load_error + "\n" + output
+    return {
+        "score": float(report.passed),
+        "execution_time": round(report.seconds, 3),
+        "output": _limit(output),
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "status": report.status,
+        "exercise": report.exercise,
+        "mode": report.mode,
+        "file": report.file,
+        "notes": report.notes,
+        "counts": {"passed": report.passed, "failed": report.failed, "skipped": report.skipped,
+                   "total": len(report.results)},
+    }
+
+
+def test_to_json(number: int, result: CaseResult) -> dict[str, Any]:
+    lines = [f"{result.outcome.value}: {result.message}" if result.message else result.outcome.value]
+    if not result.hidden:
+        lines += [f"checks: {result.about}"] * bool(result.about)
+        lines += [f"inputs: {result.inputs}"] * bool(result.inputs)
+        lines += result.details
+        lines += [result.traceback] * bool(result.traceback)
+    skipped = result.outcome is Outcome.SKIPPED
+    diagnosis = None
+    if result.diagnosis:
+        diagnosis = {"mistake": result.diagnosis.mistake, "title": result.diagnosis.title,
+                     "rationale": result.diagnosis.rationale, "help": result.diagnosis.help}
+        lines.append(f"likely mistake: {result.diagnosis.title}. {result.diagnosis.help}")
+    return {
+        "name": f"{result.name} [{result.device}]",
+        "number": str(number),
+        # A skipped case (no CUDA here) is worth nothing either way: it neither earns nor costs a point.
+        "score": 1.0 if result.passed else 0.0,
+        "max_score": 0.0 if skipped else 1.0,
+        "status": "failed" if result.outcome.counts_as_failure else "passed",
+        "visibility": "visible",
+        "output": _limit("\n".join(lines)),
+        "output_format": "text",
+        "tags": [result.suite, result.function, result.device],
+        "outcome": result.outcome.value,
+        "suite": result.suite,
+        "device": result.device,
+        "function": result.function,
+        "message": result.message,
+        "diagnosis": diagnosis,
+        "case": result.name,
+    }
+
+
+def _limit(text: str) -> str:
+    return text if len(text) <= OUTPUT_LIMIT else text[:OUTPUT_LIMIT] + "\n[... truncated]"
+
+
+def write_json(report: Report, path: Path) -> None:
+    """Write the results file, creating its folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report_to_json(report), indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,112 @@
+"""The terminal view of a report: one line per case as it finishes, detail for failures, a verdict."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.theme import Theme
+
+from grader.results import CaseResult, Outcome, Report
+
+THEME = Theme({
+    "passed": "bold green", "failed": "bold red", "error": "bold magenta", "timed out": "bold yellow",
+    "crashed": "bold red", "out of memory": "bold yellow", "skipped": "dim", "not attempted": "bold cyan",
+    "detail": "default", "muted": "dim", "heading": "bold", "accepted": "bold green", "rejected": "bold red",
+    "diagnosis": "bold yellow", "code": "cyan",
+})
+LABELS = {
+    Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR", Outcome.TIMED_OUT: "TIMEOUT",
+    Outcome.CRASHED: "CRASH", Outcome.OUT_OF_MEMORY: "OOM", Outcome.SKIPPED: "SKIP",
+    Outcome.NOT_ATTEMPTED: "TODO",
+}
+OUTPUT_LINES = 20
+
+
+def make_console(file=None, width: int | None = None) -> Console:
+    """Colour on a terminal; plain text when piped or when NO_COLOR is set."""
+    plain = bool(os.environ.get("NO_COLOR"))
+    return Console(file=file or sys.stdout, theme=THEME, width=width, no_color=plain, highlight=False,
+                   soft_wrap=True, emoji=False)
+
+
+class TerminalRenderer:
+    """Prints results as they arrive, then the summary and the closing count line."""
+
+    def __init__(self, console: Console, stub_hint: str = "") -> None:
+        self.console = console
+        self.stub_hint = stub_hint
+        self._load_error_shown = False
+
+    def header(self, exercise: str, mode: str, file: str) -> None:
+        what = "examples" if mode == "run" else "every test, hidden ones included"
+        self.console.print(f"[heading]{escape(exercise)}[/]: {escape(file)} on {what}")
+
+    def case(self, result: CaseResult) -> None:
+        style = result.outcome.value
+        where = f"{result.function}, {result.device}" + (", hidden" if result.hidden else "")
+        self.console.print(f"[{style}]{LABELS[result.outcome]:<7}[/] {escape(result.name)} [muted]({where})[/]")
+        if result.outcome in (Outcome.PASSED, Outcome.SKIPPED, Outcome.NOT_ATTEMPTED):
+            return
+        if result.message:
+            self.console.print(f"        {escape(result.message)}")
+        if result.hidden:
+            return
+        if result.about:
+            self.console.print(f"        [muted]checks: {escape(result.about)}[/]")
+        if result.inputs:
+            self.console.print(f"        [muted]inputs: {escape(result.inputs)}[/]")
+        for line in result.details:
+            self.console.print(f"        {escape(line)}")
+        if result.diagnosis:
+            self._diagnosis(result)
+        if result.traceback:
+            self.console.print("        [muted]your code's traceback:[/]")
+            for line in result.traceback.splitlines():
+                self.console.print(f"        [code]{escape(line)}[/]")
+        for name, text in (("printed", result.stdout), ("printed to stderr", result.stderr)):
+            if text.strip():
+                self._output(name, text)
+
+    def _diagnosis(self, result: CaseResult) -> None:
+        diagnosis = result.diagnosis
+        self.console.print(f"        [diagnosis]Likely mistake: {escape(diagnosis.title)}[/]")
+        self.console.print(f"        why: {escape(diagnosis.rationale)}")
+        self.console.print(f"        help: {escape(diagnosis.help)}")
+
+    def _output(self, name: str, text: str) -> None:
+        lines = text.rstrip("\n").splitlines()
+        self.console.print(f"        [muted]your code {name}:[/]")
+        for line in lines[:OUTPUT_LINES]:
+            self.console.print(f"        | {escape(line[:200])}")
+        if len(lines) > OUTPUT_LINES:
+            self.console.print(f"        | [muted]... {len(lines) - OUTPUT_LINES} more lines[/]")
+
+    def finish(self, report: Report) -> None:
+        console = self.console
+        for note in report.notes:
+            console.print(f"[muted]{escape(note)}[/]")
+        if report.load_error:
+            console.print("[error]Your file could not be graded:[/]")
+            for line in report.load_error.splitlines():
+                console.print(f"  {escape(line)}")
+        elif report.all_not_attempted:
+            console.print(f"[not attempted]Not attempted yet.[/] Write the functions in "
+                          f"[code]{escape(self.stub_hint or report.file)}[/], then run this again. "
+                          f"Stuck? [code]grader hint[/] opens one hint at a time.")
+        elif report.mode == "submit":
+            if report.failed:
+                console.print(f"[rejected]Not accepted:[/] {report.failed} of {len(report.results)} cases failed.")
+            else:
+                console.print("[accepted]Accepted.[/] Every test passes.")
+        elif not report.failed:
+            console.print("[passed]All examples pass.[/] Run [code]grader submit[/] to run every test.")
+        diagnosed = {r.diagnosis.title for r in report.results if r.diagnosis and r.hidden}
+        for title in sorted(diagnosed):
+            console.print(f"[diagnosis]Hidden cases suggest: {escape(title)}[/] (see the examples' help, or "
+                          f"[code]grader hint[/])")
+        console.print(f"[muted]{report.seconds:.1f} s[/]")
+        # The last line stays plain so that scripts and CI can read it.
+        console.print(report.summary_line(), style=None, markup=False)

@@ -1,0 +1,106 @@
+"""The results model: one outcome per case and device, one report per command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Outcome(str, Enum):
+    """What happened to one case; only PASSED counts as a pass."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMED_OUT = "timed out"
+    CRASHED = "crashed"
+    OUT_OF_MEMORY = "out of memory"
+    SKIPPED = "skipped"
+    NOT_ATTEMPTED = "not attempted"
+
+    @property
+    def counts_as_failure(self) -> bool:
+        return self not in (Outcome.PASSED, Outcome.SKIPPED)
+
+
+@dataclass
+class Diagnosis:
+    """A catalogued mistake whose outputs match the submission's on the failing cases."""
+
+    mistake: str
+    title: str
+    rationale: str
+    help: str
+
+
+@dataclass
+class CaseResult:
+    """The verdict on one case on one device, with everything a report may show."""
+
+    name: str
+    suite: str
+    function: str
+    device: str
+    outcome: Outcome
+    message: str = ""
+    about: str = ""
+    inputs: str = ""
+    details: list[str] = field(default_factory=list)
+    traceback: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    diagnosis: Diagnosis | None = None
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def hidden(self) -> bool:
+        return self.suite == "hidden"
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASSED
+
+
+@dataclass
+class Report:
+    """Everything one `run` or `submit` found, in case order."""
+
+    exercise: str
+    mode: str
+    file: str
+    results: list[CaseResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    load_error: str = ""
+    seconds: float = 0.0
+
+    def count(self, *outcomes: Outcome) -> int:
+        return sum(result.outcome in outcomes for result in self.results)
+
+    @property
+    def passed(self) -> int:
+        return self.count(Outcome.PASSED)
+
+    @property
+    def skipped(self) -> int:
+        return self.count(Outcome.SKIPPED)
+
+    @property
+    def failed(self) -> int:
+        return sum(result.outcome.counts_as_failure for result in self.results)
+
+    @property
+    def status(self) -> str:
+        """'error' when the file could not be graded at all, else 'passed' or 'failed'."""
+        if self.load_error:
+            return "error"
+        return "failed" if self.failed else "passed"
+
+    @property
+    def all_not_attempted(self) -> bool:
+        ran = [result for result in self.results if result.outcome is not Outcome.SKIPPED]
+        return bool(ran) and all(result.outcome is Outcome.NOT_ATTEMPTED for result in ran)
+
+    def summary_line(self) -> str:
+        line = f"{self.passed} passed, {self.failed} failed"
+        return line + (f", {self.skipped} skipped" if self.skipped else "")

@@ -1,0 +1,74 @@
+"""YAML loading that remembers where each mapping starts, so errors can name the line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from grader.errors import ConfigError
+
+_MISSING = object()
+
+
+class LineDict(dict):
+    """A mapping from a YAML file that knows the line it starts on (1-based)."""
+
+    line: int | None = None
+
+
+class _Loader(yaml.SafeLoader):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LineDict:
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise ConfigError(f"key {key!r} appears twice", None, key_node.start_mark.line + 1)
+            seen.add(key)
+        mapping = LineDict(super().construct_mapping(node, deep=True))
+        mapping.line = node.start_mark.line + 1
+        return mapping
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Loader.construct_mapping)
+
+
+def load_yaml(path: Path) -> Any:
+    """Parse a YAML file; a missing file or a syntax error becomes a ConfigError naming path and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("file not found", path) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read: {error}", path) from None
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except ConfigError as error:
+        raise ConfigError(str(error).split(": ", 1)[-1], path, error.line) from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(f"not valid YAML: {problem}", path, mark.line + 1 if mark else None) from None
+
+
+def line_of(value: Any) -> int | None:
+    """The line a mapping started on, when it came from a file."""
+    return getattr(value, "line", None)
+
+
+def require(mapping: Any, key: str, kind: type | tuple, path: Path, default: Any = _MISSING) -> Any:
+    """mapping[key], checked against `kind`; a missing or mistyped value names file and line."""
+    if not isinstance(mapping, dict):
+        raise ConfigError("expected a mapping of keys to values", path, line_of(mapping))
+    if key not in mapping:
+        if default is _MISSING:
+            raise ConfigError(f"missing required key {key!r}", path, line_of(mapping))
+        return default
+    value = mapping[key]
+    if isinstance(value, bool) and kind in (int, float, (int, float)):
+        raise ConfigError(f"{key!r} must be a number, not {value!r}", path, line_of(mapping))
+    if not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise ConfigError(f"{key!r} must be a {names}, not {value!r}", path, line_of(mapping))
+    return value
