@@ -1,0 +1,59 @@
+"""Mistake: the scores are divided by sqrt(Dv), the value width, instead of sqrt(D)."""
+
+import math
+
+import torch
+
+TITLE = "Scales scores by sqrt of the value width"
+RATIONALE = (
+    "The score scale uses the last dimension of the values instead of that of the "
+    "query and keys. The two agree only when D equals Dv; otherwise the softmax has "
+    "the wrong temperature."
+)
+HELP = (
+    "The scale belongs to the dot product between queries and keys, so take its "
+    "width from the query (or key) last dimension, not from the values."
+)
+
+
+def attention_chunk_stats(
+    query: torch.Tensor, key_chunk: torch.Tensor, value_chunk: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Un-normalized output, softmax denominator and row max of one chunk."""
+    scale = 1.0 / math.sqrt(value_chunk.shape[-1])
+    scores = (query @ key_chunk.transpose(-2, -1)) * scale
+    chunk_max = scores.amax(dim=-1, keepdim=True)
+    weights = torch.exp(scores - chunk_max)
+    chunk_sum = weights.sum(dim=-1, keepdim=True)
+    chunk_output = weights @ value_chunk
+    return chunk_output, chunk_sum, chunk_max
+
+
+def merge_chunk_stats(
+    acc_output: torch.Tensor,
+    acc_sum: torch.Tensor,
+    acc_max: torch.Tensor,
+    chunk_output: torch.Tensor,
+    chunk_sum: torch.Tensor,
+    chunk_max: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Re-express both sides against their shared max, then add them."""
+    new_max = torch.maximum(acc_max, chunk_max)
+    acc_scale = torch.exp(acc_max - new_max)
+    chunk_scale = torch.exp(chunk_max - new_max)
+    output = acc_output * acc_scale + chunk_output * chunk_scale
+    total = acc_sum * acc_scale + chunk_sum * chunk_scale
+    return output, total, new_max
+
+
+def ring_attention(
+    query: torch.Tensor,
+    key_chunks: list[torch.Tensor],
+    value_chunks: list[torch.Tensor],
+) -> torch.Tensor:
+    """Visit the chunks one at a time, merging as they arrive, then normalize once."""
+    output, total, running_max = attention_chunk_stats(query, key_chunks[0], value_chunks[0])
+    for key_chunk, value_chunk in zip(key_chunks[1:], value_chunks[1:]):
+        stats = attention_chunk_stats(query, key_chunk, value_chunk)
+        output, total, running_max = merge_chunk_stats(output, total, running_max, *stats)
+    return output / total
