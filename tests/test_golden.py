@@ -1,0 +1,43 @@
+"""Golden JSON over a fixture set of submissions: the results file is the grader's contract with platforms."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import SUBMISSIONS
+from grader.grading import grade
+from grader.render_json import report_to_json
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+NAMES = sorted(path.stem for path in SUBMISSIONS.glob("*.py"))
+
+
+def normalized(report) -> dict:
+    """The results file without what differs between machines: timings and absolute paths."""
+    data = report_to_json(report)
+    data.pop("execution_time")
+    return json.loads(json.dumps(data).replace(str(SUBMISSIONS), "<submissions>"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_results_file_matches_golden(name: str, exercise) -> None:
+    report = grade(exercise, SUBMISSIONS / f"{name}.py", "run", "cpu")
+    data = normalized(report)
+    golden = GOLDEN / f"{name}.json"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    assert data == json.loads(golden.read_text(encoding="utf-8"))
+
+
+def test_gradescope_fields_present(exercise) -> None:
+    data = normalized(grade(exercise, SUBMISSIONS / "wrong_no_rescale.py", "run", "cpu"))
+    assert {"score", "output", "tests", "visibility", "stdout_visibility"} <= set(data)
+    for test in data["tests"]:
+        assert test["status"] in ("passed", "failed")
+        assert test["visibility"] in ("hidden", "after_due_date", "after_published", "visible")
+        assert {"name", "score", "max_score", "output", "outcome", "suite", "device", "function"} <= set(test)
+    assert data["score"] == sum(test["score"] for test in data["tests"])
