@@ -98,7 +98,7 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
             if entry:
                 verdict = "accepted" if key == "last_submission" and entry["status"] == "passed" else entry["status"]
                 console.print(f"{label}: {entry['when']}: {entry['passed']} passed, {entry['failed']} failed "
-                              f"of {entry['total']} ({verdict}) [{escape(entry['file'])}]")
+                              f"of {entry['total']} ({verdict}), {escape(entry['file'])}")
         console.print(f"Hints opened: {state.get('hints_opened', 0)} of {len(exercise.hint_files())}")
     return EXIT_OK
 

@@ -38,13 +38,20 @@ class TerminalRenderer:
     def __init__(self, console: Console, stub_hint: str = "") -> None:
         self.console = console
         self.stub_hint = stub_hint
-        self._load_error_shown = False
+        self._header = ""
 
     def header(self, exercise: str, mode: str, file: str) -> None:
+        # Printed with the first result, so that an error before any case stays one line.
         what = "examples" if mode == "run" else "every test, hidden ones included"
-        self.console.print(f"[heading]{escape(exercise)}[/]: {escape(file)} on {what}")
+        self._header = f"[heading]{escape(exercise)}[/]: {escape(file)} on {what}"
+
+    def _print_header(self) -> None:
+        if self._header:
+            self.console.print(self._header)
+            self._header = ""
 
     def case(self, result: CaseResult) -> None:
+        self._print_header()
         style = result.outcome.value
         where = f"{result.function}, {result.device}" + (", hidden" if result.hidden else "")
         self.console.print(f"[{style}]{LABELS[result.outcome]:<7}[/] {escape(result.name)} [muted]({where})[/]")
@@ -85,6 +92,7 @@ class TerminalRenderer:
             self.console.print(f"        | [muted]... {len(lines) - OUTPUT_LINES} more lines[/]")
 
     def finish(self, report: Report) -> None:
+        self._print_header()
         console = self.console
         for note in report.notes:
             console.print(f"[muted]{escape(note)}[/]")

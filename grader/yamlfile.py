@@ -49,6 +49,9 @@ def load_yaml(path: Path) -> Any:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        context, start = getattr(error, "context", None), getattr(error, "context_mark", None)
+        if context and start is not None and (mark is None or start.line != mark.line):
+            problem += f" ({context.removeprefix('while ')} that starts on line {start.line + 1})"
         raise ConfigError(f"not valid YAML: {problem}", path, mark.line + 1 if mark else None) from None
 
 

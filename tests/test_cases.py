@@ -1,0 +1,62 @@
+"""Malformed case files meet the instructor as one line naming the file and the line."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.cli import main
+from grader.errors import ConfigError
+
+EXAMPLES = "exercises/07-ring-attention/cases/examples.yaml"
+
+
+def write_examples(course, text: str) -> None:
+    (course / EXAMPLES).write_text(text)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("cases:\n  - name: a\n    function: ring_attention\n    chunks: [1, 2\n", "examples.yaml:5: not valid YAML: expected ',' or ']', but got '<stream end>' (parsing a flow sequence that starts on line 4)"),
+    ("cases:\n  - name: a\n    function: nope\n", "examples.yaml:2: case 'a': unknown function 'nope'"),
+    ("cases:\n  - function: ring_attention\n", "examples.yaml:2: missing required key 'name'"),
+    ("cases:\n  - name: a\n    function: ring_attention\n    dtpye: float32\n",
+     "examples.yaml:2: case 'a': unknown key 'dtpye'"),
+    ("cases:\n  - name: a\n    function: ring_attention\n    dtype: float8\n",
+     "examples.yaml:2: case 'a': dtype must be one of"),
+    ("cases:\n  - name: a\n    function: ring_attention\n    chunks: [3, 0]\n",
+     "examples.yaml:2: case 'a': chunks must be a non-empty list of positive lengths"),
+    ("cases:\n  - name: a\n    function: ring_attention\n  - name: a\n    function: ring_attention\n",
+     "examples.yaml:4: case name 'a' is also used at"),
+    ("cases:\n  - name: a\n    function: ring_attention\n    lq: 2\n    lq: 3\n", "examples.yaml:5: key 'lq' appears twice"),
+    ("cases: 3\n", "examples.yaml:1: 'cases' must be a list"),
+    ("cases:\n  - name: a\n    function: attention_chunk_stats\n    values: {query: [[1.0]], key: [[1.0, 2.0]], "
+     "value: [[1.0]]}\n", "examples.yaml:2: case 'a': values: query"),
+])
+def test_malformed_case_is_one_line_naming_file_and_line(course, capsys, text: str, expected: str) -> None:
+    write_examples(course, text)
+    code = main(["run", "--no-record"])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert out.startswith("error: ") and expected in out, out
+    assert len(out.strip().splitlines()) == 1
+    assert "Traceback" not in out
+
+
+def test_config_error_names_path_and_line() -> None:
+    error = ConfigError("bad", "cases.yaml", 7)
+    assert str(error) == "cases.yaml:7: bad"
+
+
+def test_repeat_expands_with_new_seeds(course) -> None:
+    from grader.cases import load_case_file
+    from grader.checkers import ring_attention as checker
+
+    path = course / EXAMPLES
+    path.write_text("cases:\n  - name: r\n    function: ring_attention\n    seed: 10\n    repeat: 3\n"
+                    "    chunks: {total: 13, random: 4}\n")
+    cases = load_case_file(path, "examples", checker.FUNCTIONS, checker.validate)
+    assert [case.name for case in cases] == ["r-1", "r-2", "r-3"]
+    assert [case.params["seed"] for case in cases] == [10, 11, 12]
+    splits = [checker.build_inputs("ring_attention", case.params).summary for case in cases]
+    assert len(set(splits)) == 3  # different random boundaries
+    again = [checker.build_inputs("ring_attention", case.params).summary for case in cases]
+    assert splits == again  # and reproducible

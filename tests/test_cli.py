@@ -1,0 +1,143 @@
+"""Every command, in-process, on a private copy of the course."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import REPO, SUBMISSIONS
+from grader.cli import main
+
+SOLUTION = REPO / "solutions" / "07-ring-attention" / "ring_attention.py"
+
+
+def run(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_list_names_the_exercise(course, capsys) -> None:
+    code, out = run(capsys, "list")
+    assert code == 0
+    assert "07-ring-attention" in out and "not submitted" in out
+
+
+def test_show_renders_the_statement(course, capsys) -> None:
+    code, out = run(capsys, "show")
+    assert code == 0
+    assert "Ring attention" in out and "merge_chunk_stats" in out
+
+
+def test_status_before_anything_ran(course, capsys) -> None:
+    code, out = run(capsys, "status")
+    assert code == 0
+    assert "No results yet" in out
+    assert "Hints opened: 0 of 3" in out
+
+
+def test_run_on_the_stub_is_not_attempted(course, capsys) -> None:
+    code, out = run(capsys, "run")
+    assert code == 1
+    assert "Not attempted yet" in out and "exercises/07-ring-attention/ring_attention.py" in out
+    assert "grader hint" in out
+    assert out.rstrip().splitlines()[-1] == "0 passed, 7 failed"
+
+
+def test_run_then_status_shows_the_run(course, capsys) -> None:
+    run(capsys, "run", "--file", str(SOLUTION))
+    code, out = run(capsys, "status", "07-ring-attention")
+    assert "No results yet" not in out
+    assert "Last run" in out and "7 passed, 0 failed" in out
+
+
+def test_submit_reference_is_accepted_and_recorded(course, capsys, tmp_path) -> None:
+    results = tmp_path / "out" / "results.json"
+    code, out = run(capsys, "submit", "--file", str(SOLUTION), "--json", str(results), "--device", "cpu")
+    assert code == 0, out
+    assert "Accepted" in out
+    data = json.loads(results.read_text())
+    assert data["status"] == "passed" and data["score"] == len(data["tests"]) > 7
+    assert any(test["suite"] == "hidden" for test in data["tests"])
+    assert list((course / ".grader" / "submissions" / "07-ring-attention").glob("*.json"))
+    _, status = run(capsys, "status")
+    assert "Last submission" in status and "accepted" in status
+
+
+def test_submit_wrong_is_rejected_with_actionable_message(course, capsys) -> None:
+    code, out = run(capsys, "submit", "--file", str(SUBMISSIONS / "wrong_no_rescale.py"), "--no-record")
+    assert code == 1
+    assert "Not accepted" in out
+    assert "output is wrong: largest error" in out
+    assert "merging without rescaling" in out  # what the learner printed, shown for examples
+
+
+def test_hidden_failures_show_no_inputs_or_prints(course, capsys) -> None:
+    code, out = run(capsys, "submit", "--file", str(SUBMISSIONS / "wrong_no_rescale.py"), "--no-record")
+    hidden_block = out[out.index("hidden)"):]
+    assert "inputs:" not in hidden_block
+    assert "merging without rescaling" not in hidden_block
+
+
+def test_hints_open_one_at_a_time_and_persist(course, capsys) -> None:
+    code, first = run(capsys, "hint")
+    assert code == 0 and "Hint 1 of 3 (new)" in first and "Hint 2" not in first
+    _, second = run(capsys, "hint")
+    assert "Hint 1 of 3" in second and "Hint 2 of 3 (new)" in second and "Hint 3" not in second
+    state = json.loads((course / ".grader" / "state.json").read_text())
+    assert state["exercises"]["07-ring-attention"]["hints_opened"] == 2
+    run(capsys, "hint")
+    _, past = run(capsys, "hint")
+    assert "That was the last hint: all 3 are open." in past
+    _, status = run(capsys, "status")
+    assert "Hints opened: 3 of 3" in status
+
+
+def test_reset_restores_the_stub_and_keeps_a_backup(course, exercise, capsys) -> None:
+    exercise.stub.write_text("# my work in progress\n")
+    code, out = run(capsys, "reset")
+    assert code == 0 and "Restored" in out
+    assert exercise.stub.read_bytes() == exercise.starter.read_bytes()
+    backups = list((course / ".grader" / "backups" / "07-ring-attention").iterdir())
+    assert [b.read_text() for b in backups] == ["# my work in progress\n"]
+    _, again = run(capsys, "reset")
+    assert "already the original stub" in again
+
+
+def test_unknown_exercise_is_a_usage_error(course, capsys) -> None:
+    code, out = run(capsys, "run", "08-nothing")
+    assert code == 2
+    assert out.startswith("error: no exercise called '08-nothing'")
+    assert "Traceback" not in out
+
+
+def test_missing_file_is_a_usage_error(course, capsys) -> None:
+    code, out = run(capsys, "run", "--file", "nowhere.py")
+    assert code == 2 and "no such file to grade" in out
+
+
+def test_syntax_error_names_file_line_and_text(course, capsys) -> None:
+    code, out = run(capsys, "run", "--file", str(SUBMISSIONS / "syntax_error.py"), "--no-record")
+    assert code == 1
+    assert "syntax_error.py:6: your file could not be imported: SyntaxError" in out
+    assert "def attention_chunk_stats(query, key_chunk, value_chunk)" in out
+    assert "grader/" not in out  # no grader frames
+
+
+def test_cuda_only_without_cuda_is_skipped(course, capsys) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    code, out = run(capsys, "run", "--device", "cuda", "--file", str(SOLUTION), "--no-record")
+    assert code == 0
+    assert "CUDA skipped" in out
+    assert out.rstrip().splitlines()[-1] == "0 passed, 0 failed, 7 skipped"
+
+
+def test_python_dash_m_grader_works(course) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "grader", "status"], capture_output=True, text=True,
+                          cwd=course, timeout=60, env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and "No results yet" in done.stdout
