@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
                              help="where to run the cases (default: all: the CPU, and CUDA when present)")
         command.add_argument("--json", type=Path, metavar="PATH", help="also write a results file (Gradescope)")
         command.add_argument("--no-record", action="store_true", help="do not record this in .grader/")
+        command.add_argument("--time-limit", type=float, metavar="SECONDS",
+                             help="default per-case time limit (cases that set their own keep it)")
+        command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the worker")
     return parser
 
 

@@ -50,7 +50,8 @@ def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     file = args.file.resolve() if args.file else exercise.stub
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)))
-    report = grade(exercise, file, mode, args.device, on_result=renderer.case)
+    report = grade(exercise, file, mode, args.device, on_result=renderer.case, time_limit=args.time_limit,
+                   memory_limit_mb=args.memory_limit_mb)
     if args.json:
         write_json(report, args.json)
     if not args.no_record:

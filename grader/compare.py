@@ -74,8 +74,9 @@ def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, dtype: t
     if got.dtype != dtype:
         return Verdict(False, f"{name} has dtype {dtype_name(got.dtype)}, expected {dtype_name(dtype)} "
                               f"(the query's dtype)")
-    if wire.device.split(":")[0] != device:
-        return Verdict(False, f"{name} is on {wire.device}, expected {device} (the query's device)")
+    where = item.get("device", wire.device)
+    if where.split(":")[0] != device:
+        return Verdict(False, f"{name} is on {where}, expected {device} (the query's device)")
     wide = got.to(torch.float64)
     nan, inf = int(torch.isnan(wide).sum()), int(torch.isinf(wide).sum())
     if nan or inf:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
@@ -19,9 +20,18 @@ OnResult = Callable[[CaseResult], None]
 
 
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
-          on_result: OnResult | None = None) -> Report:
-    """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission."""
+          on_result: OnResult | None = None, time_limit: float | None = None,
+          memory_limit_mb: int | None = None) -> Report:
+    """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
+
+    `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
+    `memory_limit_mb` replaces the worker's memory limit.
+    """
     started = time.monotonic()
+    if time_limit is not None:
+        exercise = replace(exercise, time_limit=float(time_limit))
+    if memory_limit_mb is not None:
+        exercise = replace(exercise, memory_limit_mb=int(memory_limit_mb))
     learner = (file or exercise.stub).resolve()
     if not learner.is_file():
         raise UsageError(f"{learner}: no such file to grade")

@@ -137,7 +137,12 @@ class WireTensor:
 
 def write_message(fd: int, body: Any) -> None:
     """Write one whole message to a file descriptor."""
-    data = memoryview(encode(body))
+    write_bytes(fd, encode(body))
+
+
+def write_bytes(fd: int, encoded: bytes) -> None:
+    """Write an already encoded message, however many writes it takes."""
+    data = memoryview(encoded)
     while data:
         written = os.write(fd, data)
         data = data[written:]

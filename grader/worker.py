@@ -48,10 +48,12 @@ def main(config: dict[str, Any]) -> None:
         reply = run_task(module, learner, task, observe)
         end_segment(sentinel)
         try:
-            wire.write_message(write_fd, reply)
-        except TypeError as error:  # a returned tensor of an unsupported dtype
-            wire.write_message(write_fd, {"kind": "raised", "exception": "TypeError", "message": str(error),
-                                          "traceback": "", "seconds": reply.get("seconds", 0.0)})
+            data = wire.encode(reply)
+        except Exception as error:  # noqa: BLE001  (a returned object that cannot be read as data)
+            data = wire.encode({"kind": "raised", "exception": type(error).__name__, "traceback": "",
+                                "message": f"the returned value could not be read: {error}",
+                                "seconds": reply.get("seconds", 0.0)})
+        wire.write_bytes(write_fd, data)
 
 
 def load_learner(path: Path) -> tuple[Any, dict | None]:
@@ -136,6 +138,8 @@ def describe(value: Any) -> dict[str, Any]:
     import torch
 
     if isinstance(value, torch.Tensor):
+        if value.is_meta:  # no data to send: its shape and dtype still say what is wrong
+            return {"type": "tensor", "value": torch.zeros(value.shape, dtype=value.dtype), "device": "meta"}
         return {"type": "tensor", "value": value}
     if isinstance(value, (tuple, list)):
         return {"type": "sequence", "kind": type(value).__name__, "items": [describe(item) for item in value]}

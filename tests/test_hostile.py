@@ -1,0 +1,169 @@
+"""Hostile and broken submissions: every one contained, every verdict clear, nothing forged, nothing left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from grader.grading import grade
+from grader.render_json import report_to_json
+from grader.results import Outcome
+
+HOSTILE = FIXTURES / "hostile"
+TIME_LIMIT = 1.5
+# A bad ring case, a good stats case after it (graded in a fresh worker), then another bad ring case.
+CASES = """
+cases:
+  - name: ring-first
+    function: ring_attention
+    lq: 3
+    d: 4
+    chunks: [2, 3]
+    seed: 1
+  - name: stats-after
+    function: attention_chunk_stats
+    lq: 3
+    d: 4
+    lk: 5
+  - name: ring-float32-batched
+    function: ring_attention
+    batch: [2]
+    lq: 3
+    d: 4
+    chunks: [1, 4]
+    dtype: float32
+"""
+
+
+@pytest.fixture
+def hostile_exercise(course, exercise):
+    (course / "exercises/07-ring-attention/cases/examples.yaml").write_text(CASES)
+    return exercise
+
+
+def grade_hostile(exercise, name: str, mode: str = "run", **limits):
+    """Grade one hostile fixture; check the time bound and that nothing of it survives."""
+    cases = 3 if mode == "run" else 500
+    started = time.monotonic()
+    report = grade(exercise, HOSTILE / f"{name}.py", mode, "cpu", time_limit=TIME_LIMIT, **limits)
+    elapsed = time.monotonic() - started
+    # Each case may use its limit, a kill grace and a fresh worker's start (torch import) on top.
+    assert elapsed <= cases * (TIME_LIMIT + 4) + 10
+    assert surviving(name) == []
+    return report
+
+
+def surviving(name: str) -> list[str]:
+    """Command lines of live processes that belong to this fixture: its workers and what they started."""
+    marker = name.replace("_", "-")
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            raw = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        command = raw.replace(b"\0", b" ").decode(errors="replace")
+        ours = f"hostile-marker-{marker}" in command or f"hostile/{name}.py" in command
+        if state != "Z" and ours:
+            found.append(command)
+    return found
+
+
+def outcomes(report) -> list[Outcome]:
+    return [result.outcome for result in report.results]
+
+
+@pytest.mark.parametrize("name", ["infinite_loop", "ignores_sigterm", "endless_output"])
+def test_runs_too_long_is_timed_out_and_the_rest_go_on(hostile_exercise, name: str) -> None:
+    report = grade_hostile(hostile_exercise, name)
+    assert outcomes(report) == [Outcome.TIMED_OUT, Outcome.PASSED, Outcome.TIMED_OUT]
+    assert f"within the {TIME_LIMIT:g} s limit" in report.results[0].message
+
+
+@pytest.mark.parametrize("name, signal", [("segfault", "SIGSEGV"), ("abort", "SIGABRT")])
+def test_crash_names_the_signal_and_the_rest_go_on(hostile_exercise, name: str, signal: str) -> None:
+    report = grade_hostile(hostile_exercise, name)
+    assert outcomes(report) == [Outcome.CRASHED, Outcome.PASSED, Outcome.CRASHED]
+    assert f"({signal}) while running this case" in report.results[0].message
+
+
+@pytest.mark.parametrize("name, words", [
+    ("exit_at_import", "SystemExit"), ("os_exit_at_import", "exit status 0"),
+])
+def test_exit_at_import_is_an_error_for_every_case(hostile_exercise, name: str, words: str) -> None:
+    report = grade_hostile(hostile_exercise, name)
+    assert report.status == "error"
+    assert outcomes(report) == [Outcome.ERROR] * 3
+    assert words in report.load_error
+
+
+@pytest.mark.parametrize("name, outcome, words", [
+    ("os_exit_mid_case", Outcome.CRASHED, "exit status 0"),
+    ("sys_exit_mid_case", Outcome.ERROR, "sys.exit(0)"),
+    ("keyboard_interrupt", Outcome.ERROR, "KeyboardInterrupt"),
+    ("recursion", Outcome.ERROR, "RecursionError"),
+    ("reads_stdin", Outcome.ERROR, "EOFError"),
+])
+def test_exits_and_interrupts_never_pass(hostile_exercise, name: str, outcome: Outcome, words: str) -> None:
+    report = grade_hostile(hostile_exercise, name)
+    assert outcomes(report) == [outcome, Outcome.PASSED, outcome]
+    assert words in report.results[0].message + report.results[0].traceback
+
+
+def test_memory_hog_is_out_of_memory(hostile_exercise) -> None:
+    report = grade_hostile(hostile_exercise, "memory_hog", memory_limit_mb=1536)
+    assert outcomes(report) == [Outcome.OUT_OF_MEMORY, Outcome.PASSED, Outcome.OUT_OF_MEMORY]
+    assert "1536 MiB" in report.results[0].message
+
+
+def test_output_flood_is_capped_and_costs_no_more_than_its_time(hostile_exercise) -> None:
+    report = grade_hostile(hostile_exercise, "output_flood")
+    assert outcomes(report)[1] is Outcome.PASSED
+    first = report.results[0]
+    assert first.outcome in (Outcome.PASSED, Outcome.TIMED_OUT)
+    assert len(first.stdout) < 70 * 1024
+    assert "bytes not kept: output is capped at 64 KiB" in first.stdout
+
+
+@pytest.mark.parametrize("name", ["leaves_processes", "child_keeps_stdout"])
+def test_processes_left_behind_are_killed(hostile_exercise, name: str) -> None:
+    report = grade_hostile(hostile_exercise, name)  # grade_hostile asserts that none survives
+    assert outcomes(report) == [Outcome.PASSED] * 3
+
+
+def test_tampering_with_comparisons_cannot_forge_a_pass(hostile_exercise) -> None:
+    report = grade_hostile(hostile_exercise, "tampering")
+    # Its patched Tensor.__sub__ also breaks its own statistics: nothing passes.
+    assert outcomes(report) == [Outcome.FAILED] * 3
+    assert "output is wrong" in report.results[0].message
+
+
+def test_wrong_dtype_device_and_nan_each_fail_clearly(hostile_exercise) -> None:
+    report = grade_hostile(hostile_exercise, "wrong_dtype_device_nan")
+    first, _, last = report.results
+    assert "NaN" in first.message
+    assert "dtype float64, expected float32" in last.message
+
+
+def test_hidden_inputs_never_reach_the_report(hostile_exercise, course) -> None:
+    hidden = course / "exercises/07-ring-attention/cases/hidden"
+    shutil.rmtree(hidden, ignore_errors=True)
+    hidden.mkdir()
+    (hidden / "secret.yaml").write_text(CASES.replace("name: ", "name: secret-"))
+    report = grade(hostile_exercise, HOSTILE / "prints_inputs.py", "submit", "cpu")
+    hidden = [result for result in report.results if result.hidden]
+    assert [result.outcome for result in hidden] == [Outcome.FAILED, Outcome.PASSED, Outcome.FAILED]
+    text = json.dumps(report_to_json(report))
+    visible = [result for result in report.results if not result.hidden]
+    assert all("LEAK" in result.stdout for result in visible if result.function == "ring_attention")
+    assert all(result.stdout == "" and result.inputs == "" for result in hidden)
+    assert text.count("LEAK") == 0  # the JSON never carries printed output at all
