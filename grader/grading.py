@@ -17,6 +17,12 @@ from grader.supervisor import RawResult, Worker
 
 DEVICES = ("cpu", "cuda", "all")
 OnResult = Callable[[CaseResult], None]
+CRASH_HINTS = {
+    "SIGSEGV": " (a segmentation fault: memory read or written through ctypes or a C extension)",
+    "SIGABRT": " (the process aborted: os.abort, or a failed assertion inside a C library)",
+    "SIGKILL": " (killed from outside: often the system running out of memory)",
+    "exit": " (your code ended the process: os._exit, or exit in a child you forked?)",
+}
 
 
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
@@ -171,15 +177,15 @@ class Judge:
             result.outcome = Outcome.OUT_OF_MEMORY
             on = "the GPU" if exception == "OutOfMemoryError" else "memory"
             result.message = (f"ran out of {on} ({raw.detail or exception}); the limit is "
-                              f"{self.exercise.memory_limit_mb} MiB per worker")
+                              f"{self.exercise.memory_limit_mb} MiB per worker: look for tensors kept alive "
+                              f"in a list, or a loop that allocates without end")
         elif raw.kind == "timed-out":
             result.outcome = Outcome.TIMED_OUT
             result.message = f"did not finish within the {limit:g} s limit (look for a loop that never ends)"
         else:
             result.outcome = Outcome.CRASHED
             result.message = f"crashed: {raw.detail or 'the worker process ended'}"
-            if raw.body.get("signal", "").startswith("exit status"):
-                result.message += " (did your code call os._exit or exit the process?)"
+            result.message += CRASH_HINTS.get(raw.body.get("signal", "").split(" ")[0], "")
         if not case.hidden:
             result.traceback = raw.body.get("traceback", "")
 

@@ -28,8 +28,10 @@ OUTPUT_LINES = 20
 def make_console(file=None, width: int | None = None) -> Console:
     """Colour on a terminal; plain text when piped or when NO_COLOR is set."""
     plain = bool(os.environ.get("NO_COLOR"))
+    # With NO_COLOR there are no escape codes at all, bold included: plain text, as when piped.
+    extra = {"color_system": None} if plain else {}
     return Console(file=file or sys.stdout, theme=THEME, width=width, no_color=plain, highlight=False,
-                   soft_wrap=True, emoji=False)
+                   soft_wrap=True, emoji=False, **extra)
 
 
 class TerminalRenderer:

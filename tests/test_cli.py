@@ -141,3 +141,18 @@ def test_python_dash_m_grader_works(course) -> None:
     done = subprocess.run([sys.executable, "-m", "grader", "status"], capture_output=True, text=True,
                           cwd=course, timeout=60, env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0 and "No results yet" in done.stdout
+
+
+def test_internal_failure_is_a_grader_error_with_a_report(course, capsys, monkeypatch) -> None:
+    from grader import grading
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug in the grader")
+
+    monkeypatch.setattr(grading, "grade", broken)
+    code, out = run(capsys, "run")
+    assert code == 3
+    assert out.startswith("grader error: the grader itself failed (ZeroDivisionError); this is not about your code")
+    assert "Traceback" not in out
+    report = out.strip().rsplit("Report: ", 1)[1]
+    assert "a bug in the grader" in (course / report).read_text()
