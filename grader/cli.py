@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="where to run the cases (default: all: the CPU, and CUDA when present)")
         command.add_argument("--json", type=Path, metavar="PATH", help="also write a results file (Gradescope)")
         command.add_argument("--no-record", action="store_true", help="do not record this in .grader/")
+        command.add_argument("--ring", type=int, metavar="N",
+                             help="then run a real ring of N >= 2 processes (torch.distributed)")
     return parser
 
 

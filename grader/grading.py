@@ -19,21 +19,34 @@ OnResult = Callable[[CaseResult], None]
 
 
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
-          on_result: OnResult | None = None) -> Report:
-    """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission."""
+          on_result: OnResult | None = None, ring: int | None = None) -> Report:
+    """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
+
+    With `ring`, a distributed suite follows: `ring` ranks run the learner's functions (grader/distributed.py).
+    """
     started = time.monotonic()
     learner = (file or exercise.stub).resolve()
     if not learner.is_file():
         raise UsageError(f"{learner}: no such file to grade")
     if device not in DEVICES:
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
+    if ring is not None and ring < 2:
+        raise UsageError(f"--ring needs at least 2 ranks, not {ring}")
     # The worker imports torch on another core while this process loads cases and builds inputs.
     worker = Worker(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
     worker.start()
     try:
-        return _grade(exercise, learner, mode, device, worker, on_result or (lambda result: None), started)
+        report = _grade(exercise, learner, mode, device, worker, on_result or (lambda result: None), started)
     finally:
         worker.stop()
+    if ring is not None and not report.load_error:
+        from grader.checkers import get_checker
+        from grader.distributed import run_ring_suite
+
+        judge = Judge(exercise, get_checker(exercise.checker), learner)
+        run_ring_suite(exercise, learner, ring, device, report, on_result or (lambda result: None), judge.solution())
+        report.seconds = time.monotonic() - started
+    return report
 
 
 def _grade(exercise: Exercise, learner: Path, mode: str, device: str, worker: Worker,
