@@ -34,7 +34,7 @@ def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, resul
         result.message = (f"rank {rank.number} used more than {rank.ended.split(':')[1]} MiB: "
                           f"the limit is {exercise.memory_limit_mb} MiB per rank")
     elif silent:
-        _silent(silent, len(ranks), limit, exercise, result)
+        _silent(silent, bool(waited), len(ranks), limit, exercise, result)
     elif waited:
         rank = waited[0]
         result.outcome = Outcome.ERROR
@@ -65,7 +65,8 @@ def _own_failure(rank: Any, exercise: Exercise, result: CaseResult) -> None:
         result.message = f"rank {rank.number} raised {exception}" + (f": {message}" if message else "")
 
 
-def _silent(silent: list[Any], world: int, limit: float, exercise: Exercise, result: CaseResult) -> None:
+def _silent(silent: list[Any], others_waited: bool, world: int, limit: float, exercise: Exercise,
+            result: CaseResult) -> None:
     names = _names(silent)
     phase = silent[0].ended.split(":", 1)[1]
     result.outcome = Outcome.TIMED_OUT if phase == "ready" else Outcome.ERROR
@@ -78,7 +79,8 @@ def _silent(silent: list[Any], world: int, limit: float, exercise: Exercise, res
         result.message = f"no rank finished within {limit:g} s (look for a loop that never ends)"
     else:
         it = "it" if len(silent) == 1 else "them"
-        result.message = f"{names} did not finish within {limit:g} s; the others waited for {it}"
+        result.message = f"{names} did not finish within {limit:g} s" + (
+            f"; the others waited for {it}" if others_waited else " (look for a loop that never ends)")
 
 
 def _compare(ranks: list[Any], inputs: Any, result: CaseResult) -> None:
