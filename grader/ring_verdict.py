@@ -111,7 +111,7 @@ def _rank_line(rank: Any) -> str:
         who = "gave up waiting for a peer" if body.get("phase") == "communication" else "raised"
         return f"rank {rank.number}: {who}: {body.get('exception')}: {body.get('message', '')}"[:300]
     if rank.ended.startswith("timeout:"):
-        return f"rank {rank.number}: still running at the time limit (killed)"
+        return f"rank {rank.number}: still running when the group was stopped (killed)"
     return f"rank {rank.number}: ended ({rank.ended})" if rank.ended else ""
 
 
