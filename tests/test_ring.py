@@ -139,3 +139,11 @@ def test_ring_table_in_terminal_and_json():
     TerminalRenderer(make_console(file=out, width=100)).case(result)
     assert "512 B" in out.getvalue() and "2.00 ms" in out.getvalue() and "1 communication step," in out.getvalue()
     assert result_to_json(1, result)["extra"]["ring"]["ranks"][0]["bytes_sent"] == 512
+
+
+def test_a_file_that_does_not_import_is_named_with_its_line(exercise, solution, tmp_path):
+    learner = tmp_path / "broken.py"
+    learner.write_text("def attention_chunk_stats(:\n")
+    result = run_case(exercise, learner, _case([2, 2]), False, solution, LIMIT)
+    assert result.outcome is Outcome.ERROR
+    assert result.message.startswith("rank 0 could not import your file (line 1): SyntaxError")
