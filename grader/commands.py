@@ -9,6 +9,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 
 from grader.course import check_exists, find_exercise, find_root, load_course
+from grader.errors import UsageError
 from grader.progress import Progress
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -46,12 +47,15 @@ def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader.render_json import report_to_json, write_json
     from grader.render_terminal import TerminalRenderer
 
+    ring = getattr(args, "ring", None)
+    if ring is not None and ring < 2:
+        raise UsageError(f"--ring needs at least 2 ranks, not {ring}")
     exercise = find_exercise(find_root(), args.exercise)
     file = args.file.resolve() if args.file else exercise.stub
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)))
     report = grade(exercise, file, mode, args.device, on_result=renderer.case, time_limit=args.time_limit,
-                   memory_limit_mb=args.memory_limit_mb)
+                   memory_limit_mb=args.memory_limit_mb, ring=ring)
     if args.json:
         write_json(report, args.json)
     if not args.no_record:

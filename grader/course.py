@@ -32,6 +32,7 @@ class Exercise:
     checker: str
     time_limit: float
     memory_limit_mb: int
+    ring: Path | None = None  # the distributed ring's case file (`grader run --ring N`), when there is one
 
     def hint_files(self) -> list[Path]:
         """The staged hints, in the order they open."""
@@ -87,6 +88,7 @@ def load_course(root: Path) -> list[Exercise]:
             checker=get("checker"),
             time_limit=float(get("time_limit", (int, float), 10)),
             memory_limit_mb=int(get("memory_limit_mb", int, 4096)),
+            ring=root / get("ring") if entry.get("ring") is not None else None,
         ))
     return exercises
 

@@ -27,11 +27,12 @@ CRASH_HINTS = {
 
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
           on_result: OnResult | None = None, time_limit: float | None = None,
-          memory_limit_mb: int | None = None) -> Report:
+          memory_limit_mb: int | None = None, ring: int | None = None) -> Report:
     """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
 
     `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
-    `memory_limit_mb` replaces the worker's memory limit.
+    `memory_limit_mb` replaces the worker's memory limit. With `ring`, a distributed suite follows:
+    `ring` ranks run the learner's functions (grader/distributed.py).
     """
     started = time.monotonic()
     if time_limit is not None:
@@ -43,13 +44,23 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
         raise UsageError(f"{learner}: no such file to grade")
     if device not in DEVICES:
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
+    if ring is not None and ring < 2:
+        raise UsageError(f"--ring needs at least 2 ranks, not {ring}")
     # The worker imports torch on another core while this process loads cases and builds inputs.
     worker = Worker(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
     worker.start()
     try:
-        return _grade(exercise, learner, mode, device, worker, on_result or (lambda result: None), started)
+        report = _grade(exercise, learner, mode, device, worker, on_result or (lambda result: None), started)
     finally:
         worker.stop()
+    if ring is not None and not report.load_error:
+        from grader.checkers import get_checker
+        from grader.distributed import run_ring_suite
+
+        judge = Judge(exercise, get_checker(exercise.checker), learner)
+        run_ring_suite(exercise, learner, ring, device, report, on_result or (lambda result: None), judge.solution())
+        report.seconds = time.monotonic() - started
+    return report
 
 
 def _grade(exercise: Exercise, learner: Path, mode: str, device: str, worker: Worker,

@@ -66,6 +66,8 @@ def test_to_json(number: int, result: CaseResult) -> dict[str, Any]:
         "message": result.message,
         "diagnosis": diagnosis,
         "case": result.name,
+        # Suite-specific numbers, such as the distributed ring's per-rank table under "ring".
+        **({"extra": result.extra} if result.extra else {}),
     }
 
 

@@ -57,6 +57,8 @@ class TerminalRenderer:
         style = result.outcome.value
         where = f"{result.function}, {result.device}" + (", hidden" if result.hidden else "")
         self.console.print(f"[{style}]{LABELS[result.outcome]:<7}[/] {escape(result.name)} [muted]({where})[/]")
+        if result.extra.get("ring"):
+            self._ring_table(result.extra["ring"])
         if result.outcome in (Outcome.PASSED, Outcome.SKIPPED, Outcome.NOT_ATTEMPTED):
             return
         if result.message:
@@ -78,6 +80,23 @@ class TerminalRenderer:
         for name, text in (("printed", result.stdout), ("printed to stderr", result.stderr)):
             if text.strip():
                 self._output(name, text)
+
+    def _ring_table(self, ring: dict) -> None:
+        """Per rank of a distributed case: what it held, what it sent and received, time per step."""
+        from rich.padding import Padding
+        from rich.table import Table
+
+        table = Table(box=None, padding=(0, 1), header_style="muted",
+                      caption=f"{ring['communication_steps']} communication step"
+                      f"{'s' * (ring['communication_steps'] != 1)}, overlapped with compute",
+                      caption_style="muted", caption_justify="left")
+        for column in ("rank", "queries", "keys", "steps", "sent", "received", "per step"):
+            table.add_column(column, justify="right")
+        for row in ring["ranks"]:
+            table.add_row(str(row["rank"]), str(row["queries"]), str(row["keys"]), str(row["steps"]),
+                          _bytes(row["bytes_sent"]), _bytes(row["bytes_received"]),
+                          f"{row['seconds_per_step'] * 1000:.2f} ms")
+        self.console.print(Padding(table, (0, 0, 0, 8), expand=False))
 
     def _diagnosis(self, result: CaseResult) -> None:
         diagnosis = result.diagnosis
@@ -120,3 +139,7 @@ class TerminalRenderer:
         console.print(f"[muted]{report.seconds:.1f} s[/]")
         # The last line stays plain so that scripts and CI can read it.
         console.print(report.summary_line(), style=None, markup=False)
+
+
+def _bytes(count: int) -> str:
+    return f"{count} B" if count < 10 * 1024 else f"{count / 1024:.1f} KiB"

@@ -1,0 +1,149 @@
+"""The distributed ring suite: real gloo rings of 2 and 4 ranks on the CPU, good and bad learners."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import cli, ring_cases
+from grader.cases import Case
+from grader.course import find_exercise
+from grader.distributed import run_case, run_ring_suite
+from grader.errors import ConfigError
+from grader.grading import Judge
+from grader.render_json import test_to_json as result_to_json
+from grader.render_terminal import TerminalRenderer, make_console
+from grader.results import Outcome, Report
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REFERENCE = ROOT / "solutions" / "07-ring-attention" / "ring_attention.py"
+LIMIT = 3.0  # seconds for the ring itself; torch's import and the rendezvous are not counted
+
+
+@pytest.fixture(scope="module")
+def exercise():
+    return find_exercise(ROOT, None)
+
+
+@pytest.fixture(scope="module")
+def solution(exercise):
+    return Judge(exercise, None, REFERENCE).solution()
+
+
+@pytest.fixture(autouse=True)
+def no_rank_survives():
+    yield
+    deadline = time.monotonic() + 2
+    while (left := _ranks_alive()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"rank processes survived: {left}"
+
+
+def _ranks_alive() -> list[int]:
+    """Pids whose command line names grader.ring_rank, read from /proc (no psutil)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
+                if b"grader.ring_rank" in handle.read():
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _case(shards: list[int], **params) -> Case:
+    return Case(f"test-ring{len(shards)}", "ring", ring_cases.FUNCTION, "", {"shards": shards, "d": 8, **params},
+                None, "test")
+
+
+def test_reference_passes_on_two_ranks_with_the_case_file(exercise, solution):
+    report = Report(exercise.name, "run", "reference")
+    run_ring_suite(exercise, REFERENCE, 2, "cpu", report, lambda result: None, solution, LIMIT)
+    assert [result.name for result in report.results] == ["ring2-uneven", "ring2-even-split"]
+    assert all(result.passed for result in report.results), [r.message for r in report.results]
+    table = report.results[0].extra["ring"]
+    assert table["communication_steps"] == 1
+    # Each rank sends its own shard (keys + values, float64) and receives its neighbour's.
+    assert [row["bytes_sent"] for row in table["ranks"]] == [5 * (8 + 5) * 8, 2 * (8 + 5) * 8]
+    assert [row["bytes_received"] for row in table["ranks"]] == [2 * (8 + 5) * 8, 5 * (8 + 5) * 8]
+
+
+def test_reference_passes_on_four_uneven_ranks(exercise, solution):
+    result = run_case(exercise, REFERENCE, _case([3, 5, 1, 4], lq=[2, 1, 3, 2], seed=3), False, solution, LIMIT)
+    assert result.passed, result.message
+    assert [row["steps"] for row in result.extra["ring"]["ranks"]] == [4, 4, 4, 4]
+
+
+def test_a_merge_without_rescaling_fails_with_a_clear_message(exercise, solution):
+    result = run_case(exercise, FIXTURES / "ring_wrong_merge.py", _case([4, 4], lq=3, seed=4), False, solution, LIMIT)
+    assert result.outcome is Outcome.FAILED
+    assert result.message.startswith("the output of rank 0 is wrong: largest error")
+
+
+def test_a_rank_that_hangs_is_named_and_every_rank_is_killed(exercise, solution, monkeypatch):
+    monkeypatch.setenv("RING_FIXTURE", "hang")
+    started = time.monotonic()
+    result = run_case(exercise, FIXTURES / "ring_misbehaves.py", _case([2, 2, 2, 2], lq=2), False, solution, LIMIT)
+    assert result.outcome is Outcome.TIMED_OUT
+    assert result.message == f"rank 1 did not finish within {LIMIT:g} s; the others waited for it"
+    assert "[rank 1] rank 1 is about to hang" in result.stdout
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("how, outcome, message", [
+    ("segfault", Outcome.CRASHED, "rank 1 crashed (SIGSEGV)"),
+    ("exit", Outcome.CRASHED, "rank 1 ended (exit status 3) before it finished (did your code call os._exit"),
+    ("raise", Outcome.ERROR, "rank 1 raised ValueError: rank 1 does not like its chunk"),
+])
+def test_a_rank_that_dies_or_raises_is_named(exercise, solution, monkeypatch, how, outcome, message):
+    monkeypatch.setenv("RING_FIXTURE", how)
+    result = run_case(exercise, FIXTURES / "ring_misbehaves.py", _case([2, 3]), False, solution, LIMIT)
+    assert result.outcome is outcome
+    assert result.message.startswith(message), result.message
+
+
+def test_ring_below_two_is_a_usage_error(capsys):
+    assert cli.main(["run", "--ring", "1", "--no-record"]) == 2
+    assert capsys.readouterr().out.strip() == "error: --ring needs at least 2 ranks, not 1"
+
+
+def test_a_bad_ring_case_names_file_and_line(tmp_path):
+    path = tmp_path / "ring.yaml"
+    path.write_text("cases:\n  - name: ok\n    function: distributed_ring\n    shards: [2, 2]\n"
+                    "  - name: bad\n    function: distributed_ring\n    shards: [2, 2]\n    lq: [1]\n")
+    with pytest.raises(ConfigError, match=r"ring.yaml:5: case 'bad': lq must be a positive integer or one per rank"):
+        ring_cases.ring_cases(path, 2)
+
+
+def test_the_course_ring_file_selects_by_world_size(exercise):
+    names = [case.name for case in ring_cases.ring_cases(exercise.ring, 4)]
+    assert names == ["ring4-uneven", "ring4-bfloat16", "ring4-even-split"]
+
+
+def test_ring_table_in_terminal_and_json():
+    from grader.results import CaseResult
+
+    ring = {"world_size": 2, "communication_steps": 1, "ranks": [
+        {"rank": 0, "queries": 3, "keys": 4, "steps": 2, "bytes_sent": 512, "bytes_received": 256,
+         "seconds_per_step": 0.002}]}
+    result = CaseResult("r", "ring", "distributed_ring", "cpu", Outcome.PASSED, extra={"ring": ring})
+    out = io.StringIO()
+    TerminalRenderer(make_console(file=out, width=100)).case(result)
+    assert "512 B" in out.getvalue() and "2.00 ms" in out.getvalue() and "1 communication step," in out.getvalue()
+    assert result_to_json(1, result)["extra"]["ring"]["ranks"][0]["bytes_sent"] == 512
+
+
+def test_a_file_that_does_not_import_is_named_with_its_line(exercise, solution, tmp_path):
+    learner = tmp_path / "broken.py"
+    learner.write_text("def attention_chunk_stats(:\n")
+    result = run_case(exercise, learner, _case([2, 2]), False, solution, LIMIT)
+    assert result.outcome is Outcome.ERROR
+    assert result.message.startswith("rank 0 could not import your file (line 1): SyntaxError")
