@@ -20,7 +20,7 @@ from grader.cases import Case
 from grader.course import Exercise
 from grader.errors import UsageError
 from grader.results import CaseResult, Outcome, Report
-from grader.supervisor import TORCH_IMPORT_LIMIT, _pythonpath
+from grader.supervisor import TORCH_IMPORT_LIMIT
 
 COMM_FRACTION = 0.5  # gloo gives up after this share of the group limit, so survivors report in time
 AFTERMATH = 1.0      # seconds the others get to report once one rank has failed outright
@@ -104,10 +104,8 @@ def _start(exercise: Exercise, learner: Path, number: int, inputs: Any, folder: 
         "read_fd": to_rank_r, "write_fd": from_rank_w,
         "address_space_bytes": 0 if use_cuda else exercise.memory_limit_mb << 20,
     }
-    env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONDONTWRITEBYTECODE": "1", "GLOO_SOCKET_IFNAME": "lo"}
-    env.pop("PYTHONSTARTUP", None)
     process = processes.spawn([sys.executable, "-m", "grader.ring_rank", json.dumps(config)],
-                              (to_rank_r, from_rank_w), env, exercise.root)
+                              (to_rank_r, from_rank_w), processes.child_env(GLOO_SOCKET_IFNAME="lo"), exercise.root)
     os.close(to_rank_r)
     os.close(from_rank_w)
     # The ranks never write this sentinel: each collector keeps one capped segment per rank.

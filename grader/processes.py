@@ -29,6 +29,16 @@ def become_subreaper() -> None:
     _reaper_set = True
 
 
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment of a learner process: the grader importable from wherever it was installed."""
+    here = str(Path(__file__).resolve().parent.parent)
+    existing = os.environ.get("PYTHONPATH")
+    env = {**os.environ, "PYTHONPATH": here + (os.pathsep + existing if existing else ""),
+           "PYTHONDONTWRITEBYTECODE": "1", **extra}
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
 def spawn(command: list[str], pass_fds: tuple[int, ...], env: dict[str, str], cwd: Path) -> subprocess.Popen:
     """Start an untrusted process in its own session: no stdin, stdout and stderr to pipes."""
     become_subreaper()

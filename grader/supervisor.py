@@ -53,10 +53,8 @@ class Worker:
             # An address-space limit breaks CUDA's large reservations, so CUDA runs rely on the RSS watch.
             "address_space_bytes": 0 if self.use_cuda else self.memory_limit,
         }
-        env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONDONTWRITEBYTECODE": "1"}
-        env.pop("PYTHONSTARTUP", None)
         self.process = processes.spawn([sys.executable, "-m", "grader.worker", json.dumps(config)],
-                                       (to_worker_r, from_worker_w), env, self.root)
+                                       (to_worker_r, from_worker_w), processes.child_env(), self.root)
         os.close(to_worker_r)
         os.close(from_worker_w)
         self._stdout = processes.OutputCollector(self.process.stdout, self._sentinel.encode())
@@ -161,10 +159,3 @@ class Worker:
 def _during(phase: str) -> str:
     return {"torch": "while importing torch", "import": "while your file was being imported",
             "case": "while running this case"}[phase]
-
-
-def _pythonpath() -> str:
-    """The grader package must be importable in the worker, wherever the grader was installed from."""
-    here = str(Path(__file__).resolve().parent.parent)
-    existing = os.environ.get("PYTHONPATH")
-    return here + (os.pathsep + existing if existing else "")
