@@ -155,3 +155,17 @@ def test_internal_failure_is_a_grader_error_with_a_report(course, capsys, monkey
     assert "Traceback" not in out
     report = out.strip().rsplit("Report: ", 1)[1]
     assert "a bug in the grader" in (course / report).read_text()
+
+
+def test_cuda_cases_run_on_cuda_when_present(course, capsys, tmp_path) -> None:
+    import pytest
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the CUDA path is covered by test_cuda_only_without_cuda_is_skipped")
+    results = tmp_path / "cuda.json"
+    code, out = run(capsys, "submit", "--device", "cuda", "--file", str(SOLUTION), "--json", str(results),
+                    "--no-record")
+    assert code == 0, out
+    tests = json.loads(results.read_text())["tests"]
+    assert tests and all(test["device"] == "cuda" and test["outcome"] == "passed" for test in tests)
