@@ -102,7 +102,7 @@ def _start(exercise: Exercise, learner: Path, number: int, inputs: Any, folder: 
         "store": str(folder / "store"), "backend": "nccl" if use_cuda else "gloo",
         "device": f"cuda:{number}" if use_cuda else "cpu", "comm_timeout": max(1.0, COMM_FRACTION * limit),
         "read_fd": to_rank_r, "write_fd": from_rank_w,
-        "address_space_bytes": 0 if use_cuda else exercise.memory_limit_mb << 20,
+        "address_space_bytes": exercise.memory_limit_mb << 20, "may_use_cuda": use_cuda,
     }
     process = processes.spawn([sys.executable, "-m", "grader.ring_rank", json.dumps(config)],
                               (to_rank_r, from_rank_w), processes.child_env(GLOO_SOCKET_IFNAME="lo"), exercise.root)

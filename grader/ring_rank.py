@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import time
 from datetime import timedelta
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import wire
-from grader.worker import describe_exception, load_learner
+from grader.worker import describe_exception, load_learner, set_limits
 
 
 class LearnerFailure(Exception):
@@ -33,10 +32,7 @@ class LearnerFailure(Exception):
 def main(config: dict[str, Any]) -> None:
     """Limits, torch, the learner's file, the process group, the ring; then wait to be stopped."""
     write_fd, read_fd = config["write_fd"], config["read_fd"]
-    if config.get("address_space_bytes"):
-        limit = int(config["address_space_bytes"])
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    set_limits(config)
     import torch
     import torch.distributed as dist
 

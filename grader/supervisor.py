@@ -50,8 +50,8 @@ class Worker:
         config = {
             "learner": str(self.learner), "read_fd": to_worker_r, "write_fd": from_worker_w,
             "sentinel": self._sentinel,
-            # An address-space limit breaks CUDA's large reservations, so CUDA runs rely on the RSS watch.
-            "address_space_bytes": 0 if self.use_cuda else self.memory_limit,
+            # The worker skips the address-space cap when it will use CUDA; the RSS watch holds then.
+            "address_space_bytes": self.memory_limit, "may_use_cuda": self.use_cuda,
         }
         self.process = processes.spawn([sys.executable, "-m", "grader.worker", json.dumps(config)],
                                        (to_worker_r, from_worker_w), processes.child_env(), self.root)

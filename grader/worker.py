@@ -25,12 +25,7 @@ MODULE_NAME = "submission"
 def main(config: dict[str, Any]) -> None:
     """Set limits, import torch and the learner's file, then answer tasks until told to stop."""
     read_fd, write_fd, sentinel = config["read_fd"], config["write_fd"], config["sentinel"].encode()
-    if config.get("address_space_bytes"):
-        limit = int(config["address_space_bytes"])
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    import torch  # noqa: F401  (paid for before the learner's import is timed)
-
+    set_limits(config)  # imports torch, which is paid for before the learner's import is timed
     wire.write_message(write_fd, {"kind": "torch-ready"})
     learner = Path(config["learner"])
     module, load_error = load_learner(learner)
@@ -54,6 +49,16 @@ def main(config: dict[str, Any]) -> None:
                                 "message": f"the returned value could not be read: {error}",
                                 "seconds": reply.get("seconds", 0.0)})
         wire.write_bytes(write_fd, data)
+
+
+def set_limits(config: dict[str, Any]) -> None:
+    """No core files; an address-space cap unless CUDA will be used (its reservations need the room)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    import torch
+
+    limit = int(config.get("address_space_bytes") or 0)
+    if limit and not (config.get("may_use_cuda") and torch.cuda.is_available()):
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def load_learner(path: Path) -> tuple[Any, dict | None]:
