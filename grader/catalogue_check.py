@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -38,10 +39,19 @@ def grade_catalogue(exercise: Exercise, progress: Callable[[str], None]) -> tupl
     mistakes = sorted(exercise.mistakes.glob("*.py")) if exercise.mistakes.is_dir() else []
     variants = sorted(exercise.variants.glob("*.py")) if exercise.variants.is_dir() else []
     progress(f"grading {len(mistakes)} mistakes and {len(variants)} variants on every case ...")
-    with ThreadPoolExecutor(PARALLEL) as pool:
-        reports = list(pool.map(lambda path: grade(exercise, path, "submit", "cpu"), mistakes + variants))
+    files = mistakes + variants
+    # Processes, not threads: each grade's pipes and output threads stay in a process of their own, and
+    # each process keeps its own cache of the mistakes' outputs. Spawned, so no thread state is forked.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(PARALLEL, mp_context=context) as pool:
+        reports = list(pool.map(_grade_file, [exercise] * len(files), files,
+                                chunksize=max(1, len(files) // (2 * PARALLEL))))
     graded = [Graded(path, report) for path, report in zip(mistakes + variants, reports)]
     return graded[:len(mistakes)], graded[len(mistakes):]
+
+
+def _grade_file(exercise: Exercise, path: Path) -> Report:
+    return grade(exercise, path, "submit", "cpu")
 
 
 def missing_constants(path: Path) -> str:

@@ -83,7 +83,8 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
     if raw.kind == "returned":
         got, raised = _tensors(raw.body["value"]), ""
     elif raw.kind == "raised":
-        got, raised = None, raw.body.get("exception", "")
+        # Type and message: torch's messages name the shapes involved, which tells raising mistakes apart.
+        got, raised = None, f"{raw.body.get('exception', '')}: {raw.body.get('message', '')}"
     else:
         return None
     inputs, expected, baseline = judge.prepare(case)
@@ -117,7 +118,7 @@ def _run(mistake: Mistake, function: str, args: list[Any], names: tuple[str, ...
             warnings.simplefilter("ignore")
             value = getattr(mistake.module, function)(*copies)
     except Exception as error:  # noqa: BLE001  (a mistake that raises is matched by exception type)
-        return Behaviour(None, type(error).__name__, True)
+        return Behaviour(None, f"{type(error).__name__}: {error}", True)
     described = _describe(value)
     verdict = compare.compare_outputs(described, names, expected, args[0].dtype, "cpu", baseline)
     return Behaviour(_tensors(described), "", not verdict.passed)
