@@ -76,9 +76,9 @@ def catalogue(folder: Path) -> Catalogue:
 
 def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagnosis | None:
     """The catalogued mistake that best explains this failing case, or None when none agrees closely."""
-    mistakes = catalogue(judge.exercise.mistakes).mistakes
     violated = result.extra.get("violates")
     if violated:
+        mistakes = catalogue(judge.exercise.mistakes).mistakes
         return next((m.diagnosis() for m in mistakes if m.violates == violated), None)
     if raw.kind == "returned":
         got, raised = _tensors(raw.body["value"]), ""
@@ -89,9 +89,11 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
         return None
     inputs, expected, baseline = judge.prepare(case)
     dtype = inputs.args[0].dtype
+    known = catalogue(judge.exercise.mistakes)
+    behaviours = known.behaviour(judge, case)
     best, best_distance = None, math.inf
-    for mistake in mistakes:
-        behaviour = catalogue(judge.exercise.mistakes).behaviour(judge, case)[mistake.stem]
+    for mistake in known.mistakes:
+        behaviour = behaviours[mistake.stem]
         if not behaviour.fails:
             continue
         if raised or behaviour.raised:

@@ -130,8 +130,8 @@ class Judge:
         if not case.hidden:
             result.stdout, result.stderr = raw.stdout, raw.stderr
         self._judge(case, device, inputs, expected, baseline, raw, result)
-        if result.outcome.counts_as_failure and self.exercise.mistakes.is_dir():
-            # Loaded only when something failed, so that a passing submission stays fast.
+        if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.exercise.mistakes.is_dir():
+            # Loaded only when something failed (or raised), so that a passing submission stays fast.
             from grader.diagnosis import diagnose
 
             result.diagnosis = diagnose(self, case, raw, result)
