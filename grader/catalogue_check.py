@@ -43,11 +43,22 @@ def grade_catalogue(exercise: Exercise, progress: Callable[[str], None]) -> tupl
     # Processes, not threads: each grade's pipes and output threads stay in a process of their own, and
     # each process keeps its own cache of the mistakes' outputs. Spawned, so no thread state is forked.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(PARALLEL, mp_context=context) as pool:
+    with ProcessPoolExecutor(PARALLEL, mp_context=context, initializer=_one_thread) as pool:
         reports = list(pool.map(_grade_file, [exercise] * len(files), files,
                                 chunksize=max(1, len(files) // (2 * PARALLEL))))
     graded = [Graded(path, report) for path, report in zip(mistakes + variants, reports)]
     return graded[:len(mistakes)], graded[len(mistakes):]
+
+
+def _one_thread() -> None:
+    # Two graders and their two workers already fill two cores; torch's default thread pools on top of that
+    # spin against each other and made the whole catalogue several times slower. Workers inherit the variable.
+    import os
+
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
 
 
 def _grade_file(exercise: Exercise, path: Path) -> Report:
