@@ -91,7 +91,7 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
     dtype = inputs.args[0].dtype
     known = catalogue(judge.exercise.mistakes)
     behaviours = known.behaviour(judge, case)
-    best, best_distance = None, math.inf
+    matches = []
     for mistake in known.mistakes:
         behaviour = behaviours[mistake.stem]
         if not behaviour.fails:
@@ -100,9 +100,33 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
             distance = 0.0 if raised and raised == behaviour.raised else math.inf
         else:
             distance = _distance(got, behaviour.outputs, expected, baseline, dtype)
-        if distance <= AGREEMENT and distance < best_distance:
-            best, best_distance = mistake, distance
-    return best.diagnosis() if best else None
+        if distance <= AGREEMENT:
+            matches.append((distance, mistake.stem))
+    if not matches:
+        return None
+    matches.sort()
+    # Every agreeing mistake is kept: reconcile() may prefer one that explains more of the report.
+    result.extra["matches"] = [stem for _, stem in matches]
+    return next(m for m in known.mistakes if m.stem == matches[0][1]).diagnosis()
+
+
+def reconcile(results: list[CaseResult], folder: Path) -> None:
+    """Where several mistakes agree with a case, name the one that agrees with the most failing cases.
+
+    Some mistakes give the same answer on some cases (two bad starting maxes both give NaN on very negative
+    scores); the cases where they differ decide which one this submission made.
+    """
+    counts: dict[str, int] = {}
+    for result in results:
+        for stem in result.extra.get("matches", []):
+            counts[stem] = counts.get(stem, 0) + 1
+    by_stem = {mistake.stem: mistake for mistake in catalogue(folder).mistakes}
+    for result in results:
+        matches = result.extra.get("matches", [])
+        if len(matches) > 1:
+            # Ranked by report-wide count; the case's own closeness (the list's order) breaks ties.
+            best = max(matches, key=lambda stem: (counts[stem], -matches.index(stem)))
+            result.diagnosis = by_stem[best].diagnosis()
 
 
 def _load(path: Path) -> ModuleType:

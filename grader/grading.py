@@ -66,6 +66,10 @@ def _grade(exercise: Exercise, learner: Path, mode: str, device: str, worker: Wo
                 result = judge.run(case, device_name, worker)
             report.results.append(result)
             on_result(result)
+    if any(result.diagnosis for result in report.results):
+        from grader.diagnosis import reconcile
+
+        reconcile(report.results, exercise.mistakes)
     report.seconds = time.monotonic() - started
     return report
 
