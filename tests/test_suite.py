@@ -51,14 +51,14 @@ def test_at_least_eight_variants():
 def test_variant_is_accepted_on_every_case(graded, path):
     report = graded[path.name].report
     failed = [f"{r.name}: {r.message}" for r in report.results if r.outcome.counts_as_failure]
-    assert report.status == "passed", failed[:5]
+    assert report.status == "passed", report.load_error or failed[:5]
 
 
 @pytest.mark.parametrize("path", _params(MISTAKES, "mistakes"))
 def test_mistake_is_rejected_and_named(graded, path):
     item = graded[path.name]
     assert missing_constants(path) == ""
-    assert item.report.status == "failed", f"{path.stem} passes every case"
+    assert item.report.status == "failed", f"{path.stem}: {item.report.load_error or 'passes every case'}"
     named = Counter(r.diagnosis.mistake for r in item.report.results if r.diagnosis)
     assert named, f"{path.stem} was never diagnosed"
     # Several mistakes can agree on one case; over the whole suite none may be named more often than this one.
