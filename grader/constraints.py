@@ -2,12 +2,90 @@
 
 from __future__ import annotations
 
+import weakref
 from contextlib import contextmanager
 from typing import Any, Iterator
+
+MAX_REPORTED = 5  # offending ops listed per case: enough to point at the line, short enough to read
 
 
 @contextmanager
 def observe(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Watch one call; the grader reads the observations and decides what they mean."""
     observations: dict[str, Any] = {}
-    yield observations
+    audits = set(task.get("audit") or [])
+    if not audits:
+        yield observations
+        return
+    # Imported only for audited cases: the dispatch mode costs time on every op it sees.
+    mode = _audit_mode(int(task.get("key_length", 0)) if "materialization" in audits else 0,
+                       "peak-memory" in audits)
+    try:
+        with mode:
+            yield observations
+    finally:
+        if "materialization" in audits:
+            observations["materialized"] = mode.materialized[:MAX_REPORTED]
+            observations["materialized_count"] = len(mode.materialized)
+        if "peak-memory" in audits:
+            observations["peak_bytes"] = mode.peak
+
+
+def _audit_mode(key_length: int, track_memory: bool) -> Any:
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    def tensors(value: Any) -> list:
+        # aten ops take flat arguments and at most lists of tensors: cheaper than a general pytree walk.
+        if isinstance(value, torch.Tensor):
+            return [value]
+        if isinstance(value, (list, tuple)):
+            return [t for item in value for t in tensors(item)]
+        if isinstance(value, dict):
+            return tensors(list(value.values()))
+        return []
+
+    class AuditMode(TorchDispatchMode):
+        """Sees every aten op the learner's code runs (and only those: entered around the call alone)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.materialized: list[str] = []
+            self.live = 0
+            self.peak = 0
+            self._counted: set[int] = set()
+
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            # Otherwise the first op under the mode imports torch._dynamo: about 2.5 s, for nothing here.
+            return False
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            outputs = tensors(out)
+            if key_length:
+                for tensor in outputs:
+                    if tensor.dim() and key_length in tuple(tensor.shape[-2:]):
+                        self.materialized.append(f"{func.overloadpacket.__name__} -> {tuple(tensor.shape)}")
+            if track_memory:
+                inputs = {t.untyped_storage().data_ptr() for t in tensors((args, kwargs))}
+                for tensor in outputs:
+                    self._track(tensor.untyped_storage(), inputs)
+            return out
+
+        def _track(self, storage: Any, inputs: set[int]) -> None:
+            # Only storage an op allocated counts: views and in-place results share an input's storage,
+            # and the inputs were allocated before the call. Each storage counts once, until it is freed.
+            pointer, size = storage.data_ptr(), storage.nbytes()
+            if pointer in inputs or pointer in self._counted or size == 0:
+                return
+            self._counted.add(pointer)
+            self.live += size
+            self.peak = max(self.peak, self.live)
+            weakref.finalize(storage, self._free, pointer, size)
+
+        def _free(self, pointer: int, size: int) -> None:
+            self._counted.discard(pointer)
+            self.live -= size
+
+    return AuditMode()

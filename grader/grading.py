@@ -93,6 +93,10 @@ def _grade(exercise: Exercise, learner: Path, mode: str, device: str, worker: Wo
                 result = judge.run(case, device_name, worker)
             report.results.append(result)
             on_result(result)
+    if any(result.diagnosis for result in report.results):
+        from grader.diagnosis import reconcile
+
+        reconcile(report.results, exercise.mistakes)
     report.seconds = time.monotonic() - started
     return report
 
@@ -148,7 +152,8 @@ class Judge:
         """Run one case in the worker and turn its reply into a verdict."""
         inputs, expected, baseline = self.prepare(case)
         task = {"kind": "case", "case": case.name, "function": case.function, "args": inputs.args,
-                "device": device, "layout": inputs.layout, "audit": case.params.get("audit", [])}
+                "device": device, "layout": inputs.layout, "audit": case.params.get("audit", []),
+                "key_length": self.checker.total_key_length(case.function, inputs.args)}
         raw = worker.run(task, case.time_limit or self.exercise.time_limit)
         result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                             inputs="" if case.hidden else inputs.summary,
@@ -156,19 +161,26 @@ class Judge:
         if not case.hidden:
             result.stdout, result.stderr = raw.stdout, raw.stderr
         self._judge(case, device, inputs, expected, baseline, raw, result)
+        if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.exercise.mistakes.is_dir():
+            # Loaded only when something failed (or raised), so that a passing submission stays fast.
+            from grader.diagnosis import diagnose
+
+            result.diagnosis = diagnose(self, case, raw, result)
         return result
 
     def _judge(self, case: Case, device: str, inputs: Any, expected: tuple, baseline: tuple | None,
                raw: RawResult, result: CaseResult) -> None:
-        from grader import compare
+        from grader import audits, compare
 
         limit = case.time_limit or self.exercise.time_limit
         if raw.kind == "returned":
-            modified = raw.body.get("inputs_modified") or []
-            if modified:
-                names = self.checker.input_names(case.function, inputs.args)
-                result.message = (f"modified its input {names[modified[0]]} in place: inputs must stay unchanged "
-                                  f"(a chunk from a ring neighbour is passed on as it came)")
+            violation = audits.inputs_modified(self.checker.input_names(case.function, inputs.args),
+                                               raw.body.get("inputs_modified") or []) or audits.check(
+                case.params.get("audit", []), case.function, inputs.args, raw.body.get("observations") or {},
+                self.checker)
+            if violation:
+                result.message = violation.message
+                result.extra["violates"] = violation.kind
                 return
             verdict = compare.compare_outputs(raw.body["value"], self.checker.OUTPUT_NAMES[case.function],
                                               expected, inputs.args[0].dtype, device, baseline)

@@ -95,6 +95,10 @@ class Worker:
         except Exception:  # noqa: BLE001  (it did not: it is killed below)
             pass
         processes.kill_group(self.process, grace=0.3)
+        # The output threads must finish before their pipes close: a closed descriptor number is reused by
+        # the next worker's pipes, and a late read on it would steal bytes from the next worker's replies.
+        for collector in (self._stdout, self._stderr):
+            collector.join(timeout=2.0)
         for stream in (self.process.stdout, self.process.stderr):
             stream.close()
         self.process = None

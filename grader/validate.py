@@ -69,7 +69,26 @@ def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lamb
     add(Check("starter fails every case as not attempted", not not_attempted and not starter.load_error,
               starter.load_error.splitlines()[0] if starter.load_error else
               ", ".join(f"{r.name}: {r.outcome.value}" for r in not_attempted[:5])))
+    _check_catalogue(exercise, validation, progress)
     return validation
+
+
+def _check_catalogue(exercise: Exercise, validation: Validation, progress: Callable[[str], None]) -> None:
+    """Every catalogued mistake is caught by some case; every correct variant passes every case."""
+    from grader import catalogue_check
+
+    mistakes, variants = catalogue_check.grade_catalogue(exercise, progress)
+    add = validation.checks.append
+    incomplete = [f"{m.path.name}: {text}" for m in mistakes if (text := catalogue_check.missing_constants(m.path))]
+    add(Check("mistakes have TITLE, RATIONALE and HELP", not incomplete, "; ".join(incomplete)
+              or f"{len(mistakes)} mistakes"))
+    uncaught = [m.path.stem for m in mistakes if not m.catchers]
+    add(Check("every mistake is caught by a case", bool(mistakes) and not uncaught,
+              f"not caught: {', '.join(uncaught)}" if uncaught else f"{len(mistakes)} mistakes"))
+    rejected = [f"{v.path.stem}: {_failures(v.report, 2)}" for v in variants if v.report.status != "passed"]
+    add(Check("every correct variant passes every case", not rejected,
+              "; ".join(rejected) or f"{len(variants)} variants"))
+    validation.tables.append(catalogue_check.matrix(mistakes, variants))
 
 
 def _failures(report: Report, limit: int = 5) -> str:

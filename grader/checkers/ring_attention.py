@@ -55,6 +55,10 @@ def validate(function: str, params: dict[str, Any]) -> None:
     for audit in _as_list(params.get("audit", [])):
         if audit not in AUDITS:
             raise ValueError(f"audit must be among {', '.join(sorted(AUDITS))}, not {audit!r}")
+        if function != "ring_attention":
+            raise ValueError(f"audit {audit!r} applies to ring_attention only, not {function}")
+    if "materialization" in _as_list(params.get("audit", [])):
+        _check_audit_length(params)
     if function == "ring_attention" and "values" not in params:
         lengths = chunk_lengths(params, torch.Generator().manual_seed(0))
         shifts = params.get("chunk_shift")
@@ -62,6 +66,21 @@ def validate(function: str, params: dict[str, Any]) -> None:
             raise ValueError(f"chunk_shift has {len(shifts)} entries for {len(lengths)} chunks")
     if "values" in params:
         build_inputs(function, params)  # explicit values must have consistent shapes
+
+
+def _check_audit_length(params: dict[str, Any]) -> None:
+    """The materialization audit spots the total key length in shapes: it must be a prime found nowhere else."""
+    lengths = chunk_lengths(params, torch.Generator().manual_seed(int(params.get("seed", 0))))
+    total = sum(lengths)
+    if total < 2 or any(total % factor == 0 for factor in range(2, math.isqrt(total) + 1)):
+        raise ValueError(f"audit materialization needs a prime total key length; chunks add up to {total}")
+    d = params.get("d", 8)
+    others = {"batch": params.get("batch", []), "lq": [params.get("lq", 4)], "d": [d],
+              "dv": [params.get("dv", d)], "chunks": lengths}
+    for key, sizes in others.items():
+        if total in sizes:
+            raise ValueError(f"audit materialization: {key} also has length {total}, the total key length; "
+                             f"a tensor of that size would be flagged although it does not span the keys")
 
 
 def _positive_int(value: Any) -> bool:
@@ -233,6 +252,21 @@ def total_key_length(function: str, args: list[Any]) -> int:
     if function == "attention_chunk_stats":
         return args[1].shape[-2]
     return 0
+
+
+def peak_budget(function: str, args: list[Any]) -> int:
+    """Live tensor bytes allowed during an audited call, for keeping one chunk's work and the running state.
+
+    budget = 8 bytes x (every input element once              -- one working copy, e.g. .contiguous() or float64
+                        + 8 x batch x Lq x largest chunk      -- a few score/weight blocks of the current chunk
+                        + 8 x batch x Lq x (Dv + 2))          -- running output, sum and max, old and new
+    Keeping every chunk's scores costs batch x Lq x total keys, which is far above this when chunks are small.
+    """
+    query, key_chunks, value_chunks = args
+    rows = query.numel() // query.shape[-1]
+    inputs = query.numel() + sum(chunk.numel() for chunk in key_chunks) + sum(v.numel() for v in value_chunks)
+    largest = max(chunk.shape[-2] for chunk in key_chunks)
+    return 8 * (inputs + 8 * rows * largest + 8 * rows * (value_chunks[0].shape[-1] + 2))
 
 
 def input_names(function: str, args: list[Any]) -> list[str]:

@@ -1,0 +1,188 @@
+"""Naming a known mistake: a failing case's outputs are compared with each catalogued mistake's outputs."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from grader import compare
+from grader.results import CaseResult, Diagnosis
+from grader.supervisor import RawResult
+from grader.wire import WireTensor
+
+# A submission matches a mistake when every output is within this many case bounds of the mistake's output.
+AGREEMENT = 1.0
+
+
+@dataclass
+class Mistake:
+    """One catalogued wrong implementation: instructor code, so it runs in the grader's own process."""
+
+    stem: str
+    module: ModuleType
+
+    @property
+    def violates(self) -> str:
+        return getattr(self.module, "VIOLATES", "")
+
+    def diagnosis(self) -> Diagnosis:
+        module = self.module
+        return Diagnosis(self.stem, module.TITLE, module.RATIONALE, module.HELP)
+
+
+@dataclass
+class Behaviour:
+    """What one mistake does on one case: its outputs (or the exception it raised) and whether that fails."""
+
+    outputs: list[torch.Tensor] | None
+    raised: str
+    fails: bool
+
+
+class Catalogue:
+    """The mistakes of one exercise, with their behaviour on each case computed once per process."""
+
+    def __init__(self, folder: Path) -> None:
+        self.mistakes = [Mistake(path.stem, _load(path)) for path in sorted(folder.glob("*.py"))]
+        self._behaviour: dict[tuple[str, str], dict[str, Behaviour]] = {}
+
+    def behaviour(self, judge: Any, case: Any) -> dict[str, Behaviour]:
+        """Every mistake's behaviour on `case`, keyed by file stem."""
+        key = (case.name, repr(sorted(case.params.items())))
+        if key not in self._behaviour:
+            inputs, expected, baseline = judge.prepare(case)
+            names = judge.checker.OUTPUT_NAMES[case.function]
+            self._behaviour[key] = {mistake.stem: _run(mistake, case.function, inputs.args, names, expected, baseline)
+                                    for mistake in self.mistakes}
+        return self._behaviour[key]
+
+
+_CATALOGUES: dict[Path, Catalogue] = {}  # `grader validate` grades many files in one process
+
+
+def catalogue(folder: Path) -> Catalogue:
+    """The catalogue of mistakes in `folder`, loaded once."""
+    if folder not in _CATALOGUES:
+        _CATALOGUES[folder] = Catalogue(folder)
+    return _CATALOGUES[folder]
+
+
+def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagnosis | None:
+    """The catalogued mistake that best explains this failing case, or None when none agrees closely."""
+    violated = result.extra.get("violates")
+    if violated:
+        mistakes = catalogue(judge.exercise.mistakes).mistakes
+        return next((m.diagnosis() for m in mistakes if m.violates == violated), None)
+    if raw.kind == "returned":
+        got, raised = _tensors(raw.body["value"]), ""
+    elif raw.kind == "raised":
+        # Type and message: torch's messages name the shapes involved, which tells raising mistakes apart.
+        got, raised = None, f"{raw.body.get('exception', '')}: {raw.body.get('message', '')}"
+    else:
+        return None
+    inputs, expected, baseline = judge.prepare(case)
+    dtype = inputs.args[0].dtype
+    known = catalogue(judge.exercise.mistakes)
+    behaviours = known.behaviour(judge, case)
+    matches = []
+    for mistake in known.mistakes:
+        behaviour = behaviours[mistake.stem]
+        if not behaviour.fails:
+            continue
+        if raised or behaviour.raised:
+            distance = 0.0 if raised and raised == behaviour.raised else math.inf
+        else:
+            distance = _distance(got, behaviour.outputs, expected, baseline, dtype)
+        if distance <= AGREEMENT:
+            matches.append((distance, mistake.stem))
+    if not matches:
+        return None
+    matches.sort()
+    # Every agreeing mistake is kept: reconcile() may prefer one that explains more of the report.
+    result.extra["matches"] = [stem for _, stem in matches]
+    return next(m for m in known.mistakes if m.stem == matches[0][1]).diagnosis()
+
+
+def reconcile(results: list[CaseResult], folder: Path) -> None:
+    """Where several mistakes agree with a case, name the one that agrees with the most failing cases.
+
+    Some mistakes give the same answer on some cases (two bad starting maxes both give NaN on very negative
+    scores); the cases where they differ decide which one this submission made.
+    """
+    counts: dict[str, int] = {}
+    for result in results:
+        for stem in result.extra.get("matches", []):
+            counts[stem] = counts.get(stem, 0) + 1
+    by_stem = {mistake.stem: mistake for mistake in catalogue(folder).mistakes}
+    for result in results:
+        matches = result.extra.get("matches", [])
+        if len(matches) > 1:
+            # Ranked by report-wide count; the case's own closeness (the list's order) breaks ties.
+            best = max(matches, key=lambda stem: (counts[stem], -matches.index(stem)))
+            result.diagnosis = by_stem[best].diagnosis()
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"mistake_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(mistake: Mistake, function: str, args: list[Any], names: tuple[str, ...], expected: tuple,
+         baseline: tuple | None) -> Behaviour:
+    copies = [[t.clone() for t in arg] if isinstance(arg, list) else arg.clone() for arg in args]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = getattr(mistake.module, function)(*copies)
+    except Exception as error:  # noqa: BLE001  (a mistake that raises is matched by exception type)
+        return Behaviour(None, f"{type(error).__name__}: {error}", True)
+    described = _describe(value)
+    verdict = compare.compare_outputs(described, names, expected, args[0].dtype, "cpu", baseline)
+    return Behaviour(_tensors(described), "", not verdict.passed)
+
+
+def _describe(value: Any) -> dict[str, Any]:
+    """The same plain form the worker sends, so one comparison judges both."""
+    if isinstance(value, torch.Tensor):
+        return {"type": "tensor", "value": WireTensor(value.detach(), str(value.device))}
+    if isinstance(value, (tuple, list)):
+        return {"type": "sequence", "kind": type(value).__name__, "items": [_describe(item) for item in value]}
+    return {"type": "other", "name": type(value).__name__}
+
+
+def _tensors(returned: dict[str, Any]) -> list[torch.Tensor | None]:
+    items = returned["items"] if returned.get("type") == "sequence" else [returned]
+    return [item["value"].tensor if item.get("type") == "tensor" else None for item in items]
+
+
+def _distance(got: list, theirs: list | None, expected: tuple, baseline: tuple | None,
+              dtype: torch.dtype) -> float:
+    """The largest error between the two sets of outputs, in units of the case's bound; inf if unlike."""
+    if theirs is None or len(got) != len(theirs):
+        return math.inf
+    worst = 0.0
+    for index, (mine, other) in enumerate(zip(got, theirs)):
+        if mine is None or other is None or mine.shape != other.shape or mine.dtype != other.dtype:
+            return math.inf
+        a, b = mine.cpu().to(torch.float64), other.cpu().to(torch.float64)
+        finite = torch.isfinite(a)
+        if not torch.equal(finite, torch.isfinite(b)) or not torch.equal(a[~finite].nan_to_num(),
+                                                                          b[~finite].nan_to_num()):
+            return math.inf
+        want = expected[index] if index < len(expected) else b
+        base = baseline[index] if baseline is not None and index < len(baseline) else None
+        # The case's bound, grown to the mistake's own scale: a wrong answer can be far larger than the right one.
+        scale = max(float(b[finite].abs().max()) if finite.any() else 0.0, compare.TINY)
+        bound = compare.error_bound(want, dtype, base) * max(1.0, scale / max(float(want.abs().max()), compare.TINY))
+        error = float((a[finite] - b[finite]).abs().max()) if finite.any() else 0.0
+        worst = max(worst, error / bound)
+    return worst

@@ -1,0 +1,46 @@
+"""Diagnosis: loaded only when something failed, and silent when no catalogued mistake agrees."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from grader.course import load_course
+from grader.grading import grade
+
+REPO = Path(__file__).resolve().parent.parent
+EXERCISE = load_course(REPO)[0]
+REFERENCE = EXERCISE.solution.read_text(encoding="utf-8")
+
+
+def test_a_passing_run_never_loads_the_diagnosis():
+    code = ("import sys; from pathlib import Path; from grader.course import load_course; "
+            "from grader.grading import grade; ex = load_course(Path('.'))[0]; "
+            "r = grade(ex, ex.solution, 'run', 'cpu'); assert r.status == 'passed'; "
+            "print('grader.diagnosis' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_an_uncatalogued_mistake_gets_no_diagnosis(tmp_path):
+    wrong = tmp_path / "doubled.py"
+    # Twice the right output: wrong everywhere, and like no catalogued mistake.
+    wrong.write_text(REFERENCE.replace("return output / total", "return 2 * output / total"), encoding="utf-8")
+    report = grade(EXERCISE, wrong, "run", "cpu")
+    failed = [r for r in report.results if r.outcome.counts_as_failure]
+    assert failed and all(r.function == "ring_attention" for r in failed)
+    assert all(r.diagnosis is None for r in failed)
+
+
+def test_a_catalogued_mistake_written_differently_is_named(tmp_path):
+    if not (EXERCISE.mistakes / "add_without_rescale.py").is_file():
+        import pytest
+
+        pytest.skip("the catalogue has no add_without_rescale yet")
+    wrong = tmp_path / "no_rescale.py"
+    wrong.write_text(REFERENCE.replace("acc_scale = torch.exp(acc_max - new_max)", "acc_scale = 1.0")
+                     .replace("chunk_scale = torch.exp(chunk_max - new_max)", "chunk_scale = 1.0"), encoding="utf-8")
+    report = grade(EXERCISE, wrong, "run", "cpu")
+    names = {r.diagnosis.mistake for r in report.results if r.diagnosis}
+    assert names == {"add_without_rescale"}
