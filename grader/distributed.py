@@ -147,9 +147,10 @@ def _supervise(ranks: list[Rank], limit: float, import_limit: float, memory_limi
 
 
 def _read(rank: Rank, inbox: queue.Queue) -> None:
+    reader = wire.MessageReader(rank.from_rank)
     while True:
         try:
-            inbox.put((rank.number, wire.read_message(rank.from_rank)))
+            inbox.put((rank.number, reader.read()))
         except (wire.ChannelClosed, OSError):
             inbox.put((rank.number, {"kind": "closed"}))
             return
@@ -205,6 +206,5 @@ def _joined(ranks: list[Rank], stream: str) -> str:
     parts = []
     for rank in ranks:
         text = getattr(rank, stream).take(0.5)
-        getattr(rank.process, stream).close()
         parts += [f"[rank {rank.number}] {line}" for line in text.splitlines()]
     return "\n".join(parts) + ("\n" if parts else "")

@@ -82,11 +82,13 @@ def _grade(exercise: Exercise, learner: Path, mode: str, device: str, worker: Wo
                 report.results.append(result)
                 on_result(result)
                 continue
-            if not worker.alive:
+            if not report.load_error and not worker.alive:
                 worker.start()
-            loaded = worker.wait_ready(import_limit)
-            if loaded.kind != "ready":
+            # A file that cannot be imported is imported once: every case then gets the same error.
+            loaded = None if report.load_error else worker.wait_ready(import_limit)
+            if loaded is not None and loaded.kind != "ready":
                 report.load_error = judge.load_error(loaded)
+            if report.load_error:
                 result = CaseResult(case.name, case.suite, case.function, device_name, Outcome.ERROR,
                                     report.load_error.splitlines()[0])
             else:

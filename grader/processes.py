@@ -139,7 +139,7 @@ def signal_name(returncode: int | None) -> str:
 
 
 class OutputCollector(threading.Thread):
-    """Drains one pipe without ever blocking the writer; splits it into segments at a sentinel.
+    """Drains one pipe without ever blocking the writer; splits it into segments at a sentinel; closes it at its end.
 
     Each segment keeps its first OUTPUT_CAP bytes and counts the rest, so a flood of output
     costs time, never memory or a stuck worker.
@@ -176,6 +176,9 @@ class OutputCollector(threading.Thread):
                 self._append(pending[:-keep] if keep else pending)
                 pending = pending[-keep:] if keep else b""
         self._append(pending)
+        # This thread owns the pipe and is the only one to close it, after its end: a descriptor closed
+        # under a blocked read would be reused by the next pipe, and this read would steal its bytes.
+        self._stream.close()
         with self._ready:
             self._ready.notify_all()
 

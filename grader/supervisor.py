@@ -46,6 +46,7 @@ class Worker:
         """Start the process; it imports torch while the grader prepares inputs."""
         to_worker_r, self._to_worker = os.pipe()
         self._from_worker, from_worker_w = os.pipe()
+        self._reader = wire.MessageReader(self._from_worker)
         self._sentinel = "\n\x00grader-end-" + secrets.token_hex(8) + "\x00\n"
         config = {
             "learner": str(self.learner), "read_fd": to_worker_r, "write_fd": from_worker_w,
@@ -95,12 +96,7 @@ class Worker:
         except Exception:  # noqa: BLE001  (it did not: it is killed below)
             pass
         processes.kill_group(self.process, grace=0.3)
-        # The output threads must finish before their pipes close: a closed descriptor number is reused by
-        # the next worker's pipes, and a late read on it would steal bytes from the next worker's replies.
-        for collector in (self._stdout, self._stderr):
-            collector.join(timeout=2.0)
-        for stream in (self.process.stdout, self.process.stderr):
-            stream.close()
+        # stdout and stderr are closed by their collectors once drained, never here (see OutputCollector).
         self.process = None
 
     @property
@@ -128,7 +124,7 @@ class Worker:
         while True:
             step = min(deadline, time.monotonic() + POLL)
             try:
-                return RawResult("returned", wire.read_message(self._from_worker, step))
+                return RawResult("returned", self._reader.read(step))
             except wire.ChannelTimeout:
                 pass
             except wire.ChannelClosed:

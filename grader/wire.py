@@ -148,25 +148,39 @@ def write_bytes(fd: int, encoded: bytes) -> None:
         data = data[written:]
 
 
-def read_message(fd: int, deadline: float | None = None) -> Any:
-    """Read one whole message, waiting at most until `deadline` (time.monotonic)."""
-    (length,) = _LENGTH.unpack(_read_exact(fd, _LENGTH.size, deadline))
-    if length > MAX_MESSAGE_BYTES:
-        raise BadMessage(f"message of {length} bytes is over the limit")
-    return decode(_read_exact(fd, length, deadline))
+def read_message(fd: int) -> Any:
+    """Read one whole message, waiting as long as it takes."""
+    return MessageReader(fd).read(None)
 
 
-def _read_exact(fd: int, count: int, deadline: float | None) -> bytes:
-    chunks: list[bytes] = []
-    remaining = count
-    while remaining:
-        if deadline is not None:
-            wait = deadline - time.monotonic()
-            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-                raise ChannelTimeout()
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            raise ChannelClosed()
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+class MessageReader:
+    """Reads messages from one descriptor; bytes of a message cut short by a deadline are kept for the next call.
+
+    Dropping them instead would leave the stream mid-message, and every later message would be misread.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = bytearray()
+
+    def read(self, deadline: float | None = None) -> Any:
+        """One whole message, waiting at most until `deadline` (time.monotonic); else ChannelTimeout."""
+        self._fill(_LENGTH.size, deadline)
+        (length,) = _LENGTH.unpack_from(self._buffer, 0)
+        if length > MAX_MESSAGE_BYTES:
+            raise BadMessage(f"message of {length} bytes is over the limit")
+        self._fill(_LENGTH.size + length, deadline)
+        payload = bytes(self._buffer[_LENGTH.size:_LENGTH.size + length])
+        del self._buffer[:_LENGTH.size + length]
+        return decode(payload)
+
+    def _fill(self, count: int, deadline: float | None) -> None:
+        while len(self._buffer) < count:
+            if deadline is not None:
+                wait = deadline - time.monotonic()
+                if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
+                    raise ChannelTimeout()
+            chunk = os.read(self.fd, min(count - len(self._buffer), 1 << 20))
+            if not chunk:
+                raise ChannelClosed()
+            self._buffer += chunk
