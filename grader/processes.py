@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -14,6 +15,9 @@ from pathlib import Path
 OUTPUT_CAP = 64 * 1024
 PR_SET_CHILD_SUBREAPER = 36
 _live: set[int] = set()
+# Every learner process and its descendants inherit this mark, so a sweep kills theirs and nobody else's.
+MARK_VARIABLE = "GRADER_SANDBOX"
+_MARK = f"{MARK_VARIABLE}={secrets.token_hex(8)}".encode()
 _reaper_set = False
 
 
@@ -34,7 +38,7 @@ def child_env(**extra: str) -> dict[str, str]:
     here = str(Path(__file__).resolve().parent.parent)
     existing = os.environ.get("PYTHONPATH")
     env = {**os.environ, "PYTHONPATH": here + (os.pathsep + existing if existing else ""),
-           "PYTHONDONTWRITEBYTECODE": "1", **extra}
+           "PYTHONDONTWRITEBYTECODE": "1", MARK_VARIABLE: _MARK.split(b"=", 1)[1].decode(), **extra}
     env.pop("PYTHONSTARTUP", None)
     return env
 
@@ -72,11 +76,15 @@ def kill_group(process: subprocess.Popen, grace: float = 0.5) -> None:
 
 
 def sweep_orphans(rounds: int = 20) -> int:
-    """Kill and reap every child of ours that is not a live worker; returns how many were killed."""
+    """Kill and reap every orphan of our workers that became our child; returns how many were killed.
+
+    Only processes that carry this grader's sandbox mark in their environment are touched: the program
+    that runs the grader may have children of its own (a test runner, multiprocessing's helpers).
+    """
     killed = 0
     quiet = 0
     for _ in range(rounds):
-        strays = [pid for pid in _children(os.getpid()) if pid not in _live]
+        strays = [pid for pid in _children(os.getpid()) if pid not in _live and _marked(pid)]
         for pid in strays:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -92,6 +100,14 @@ def sweep_orphans(rounds: int = 20) -> int:
             break
         time.sleep(0.02)
     return killed
+
+
+def _marked(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return _MARK in handle.read().split(b"\0")
+    except OSError:
+        return False
 
 
 def _children(parent: int) -> list[int]:

@@ -54,7 +54,9 @@ def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lamb
         checker = get_checker(exercise.checker)
         cases = load_suites(exercise.examples, exercise.hidden_files(), checker.FUNCTIONS, checker.validate, True)
         counts = {suite: sum(case.suite == suite for case in cases) for suite in ("examples", "hidden")}
-        add(Check("case files load", True, f"{counts['examples']} examples, {counts['hidden']} hidden"))
+        ring = _ring_cases(exercise)
+        add(Check("case files load", True, f"{counts['examples']} examples, {counts['hidden']} hidden"
+                  + (f", {len(ring)} distributed" if ring else "")))
     except GraderError as error:
         add(Check("case files load", False, str(error)))
         return validation
@@ -69,8 +71,36 @@ def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lamb
     add(Check("starter fails every case as not attempted", not not_attempted and not starter.load_error,
               starter.load_error.splitlines()[0] if starter.load_error else
               ", ".join(f"{r.name}: {r.outcome.value}" for r in not_attempted[:5])))
+    if ring:
+        progress("running the reference solution in real rings of processes ...")
+        add(_check_ring(exercise, sorted({len(case.params["shards"]) for case in ring})))
     _check_catalogue(exercise, validation, progress)
     return validation
+
+
+def _ring_cases(exercise: Exercise) -> list:
+    """The distributed ring's cases, when the exercise has a ring case file."""
+    if exercise.ring is None:
+        return []
+    from grader import ring_cases
+    from grader.cases import load_case_file
+
+    return load_case_file(exercise.ring, "ring", (ring_cases.FUNCTION,), ring_cases.validate)
+
+
+def _check_ring(exercise: Exercise, worlds: list[int]) -> Check:
+    """The reference solution passes the distributed suite at every world size the ring file uses."""
+    from grader.checkers import get_checker
+    from grader.distributed import run_ring_suite
+    from grader.grading import Judge
+
+    solution = Judge(exercise, get_checker(exercise.checker), exercise.solution).solution()
+    report = Report(exercise.name, "submit", str(exercise.solution))
+    for world in worlds:
+        run_ring_suite(exercise, exercise.solution, world, "cpu", report, lambda result: None, solution)
+    sizes = ", ".join(map(str, worlds))
+    return Check("reference passes the distributed ring", report.status == "passed",
+                 _failures(report) if report.failed else f"{len(report.results)} cases on {sizes} ranks")
 
 
 def _check_catalogue(exercise: Exercise, validation: Validation, progress: Callable[[str], None]) -> None:

@@ -170,3 +170,15 @@ def test_hidden_inputs_never_reach_the_report(hostile_exercise, course) -> None:
     assert all("LEAK" in result.stdout for result in visible if result.function == "ring_attention")
     assert all(result.stdout == "" and result.inputs == "" for result in hidden)
     assert text.count("LEAK") == 0  # the JSON never carries printed output at all
+
+
+def test_children_of_the_host_program_are_left_alone(hostile_exercise) -> None:
+    import subprocess
+
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        grade_hostile(hostile_exercise, "leaves_processes")
+        assert bystander.poll() is None  # still running: only the learner's processes are swept
+    finally:
+        bystander.kill()
+        bystander.wait()
