@@ -110,36 +110,28 @@ def _marked(pid: int) -> bool:
         return False
 
 
-def _children(parent: int) -> list[int]:
+def _process_stats() -> list[tuple[int, list[bytes]]]:
+    """(pid, fields after the command name) of every process in /proc/PID/stat: ppid is [1], pgrp [2]."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
+                found.append((int(entry.name), handle.read().rsplit(b")", 1)[1].split()))
         except OSError:
             continue
-        if int(fields[1]) == parent:
-            found.append(int(entry.name))
     return found
+
+
+def _children(parent: int) -> list[int]:
+    return [pid for pid, fields in _process_stats() if int(fields[1]) == parent]
 
 
 def group_rss_bytes(pgid: int) -> int:
     """Resident memory of every process in a process group."""
-    total = 0
     page = os.sysconf("SC_PAGE_SIZE")
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:
-            total += int(fields[21]) * page
-    return total
+    return sum(int(fields[21]) * page for _, fields in _process_stats() if int(fields[2]) == pgid)
 
 
 def signal_name(returncode: int | None) -> str:
