@@ -54,11 +54,10 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     finally:
         worker.stop()
     if ring is not None and not report.load_error:
-        from grader.checkers import get_checker
         from grader.distributed import run_ring_suite
 
-        judge = Judge(exercise, get_checker(exercise.checker), learner)
-        run_ring_suite(exercise, learner, ring, device, report, on_result or (lambda result: None), judge.solution())
+        run_ring_suite(exercise, learner, ring, device, report, on_result or (lambda result: None),
+                       load_reference(exercise))
         report.seconds = time.monotonic() - started
     return report
 
@@ -121,6 +120,20 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
+_references: dict[Path, ModuleType] = {}
+
+
+def load_reference(exercise: Exercise) -> ModuleType:
+    """The instructor's reference solution, imported in this process (it is trusted code), once."""
+    path = check_exists(exercise.solution, "the reference solution").resolve()
+    if path not in _references:
+        spec = importlib.util.spec_from_file_location(f"reference_{exercise.name.replace('-', '_')}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _references[path] = module
+    return _references[path]
+
+
 class Judge:
     """Builds each case's inputs and expected values in this process and judges the worker's replies."""
 
@@ -129,26 +142,15 @@ class Judge:
         self.checker = checker
         self.learner = learner
         self._prepared: dict[str, Any] = {}
-        self._solution: ModuleType | None = None
 
     def prepare(self, case: Case) -> tuple[Any, tuple, tuple | None]:
         """Inputs, float64 expected values and (half precision) the reference's same-dtype answer."""
         if case.name not in self._prepared:
             inputs = self.checker.build_inputs(case.function, case.params)
             expected = self.checker.expected(case.function, inputs.args)
-            baseline = self.checker.baseline(case.function, inputs.args, self.solution())
+            baseline = self.checker.baseline(case.function, inputs.args, load_reference(self.exercise))
             self._prepared[case.name] = (inputs, expected, baseline)
         return self._prepared[case.name]
-
-    def solution(self) -> ModuleType:
-        """The instructor's reference solution, imported here: it is trusted code."""
-        if self._solution is None:
-            path = check_exists(self.exercise.solution, "the reference solution")
-            spec = importlib.util.spec_from_file_location(f"reference_{self.exercise.name.replace('-', '_')}", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            self._solution = module
-        return self._solution
 
     def run(self, case: Case, device: str, worker: Worker) -> CaseResult:
         """Run one case in the worker and turn its reply into a verdict."""

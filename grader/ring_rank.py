@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import wire
-from grader.worker import describe_exception, load_learner, set_limits
+from grader.worker import describe_exception, load_learner, send_reply, set_limits
 
 
 class LearnerFailure(Exception):
@@ -66,11 +66,7 @@ def main(config: dict[str, Any]) -> None:
     except Exception as error:  # noqa: BLE001  (gloo/NCCL errors: a peer failed or timed out)
         reply = _communication_error(error, "exchanging shards")
     _flush()
-    try:
-        wire.write_message(write_fd, reply)
-    except TypeError as error:  # the learner's tensors were of a dtype the wire does not carry
-        wire.write_message(write_fd, {"kind": "raised", "phase": "learner", "exception": "TypeError",
-                                      "message": str(error), "traceback": ""})
+    send_reply(write_fd, reply, phase="learner")
     # Stay in the group until the grader has every reply: leaving early could cut a peer's last receive.
     _wait_for_stop(read_fd)
 

@@ -90,11 +90,10 @@ def _ring_cases(exercise: Exercise) -> list:
 
 def _check_ring(exercise: Exercise, worlds: list[int]) -> Check:
     """The reference solution passes the distributed suite at every world size the ring file uses."""
-    from grader.checkers import get_checker
     from grader.distributed import run_ring_suite
-    from grader.grading import Judge
+    from grader.grading import load_reference
 
-    solution = Judge(exercise, get_checker(exercise.checker), exercise.solution).solution()
+    solution = load_reference(exercise)
     report = Report(exercise.name, "submit", str(exercise.solution))
     for world in worlds:
         run_ring_suite(exercise, exercise.solution, world, "cpu", report, lambda result: None, solution)

@@ -44,13 +44,18 @@ def main(config: dict[str, Any]) -> None:
             os._exit(0)
         reply = run_task(module, learner, task, observe)
         end_segment(sentinel)
-        try:
-            data = wire.encode(reply)
-        except Exception as error:  # noqa: BLE001  (a returned object that cannot be read as data)
-            data = wire.encode({"kind": "raised", "exception": type(error).__name__, "traceback": "",
-                                "message": f"the returned value could not be read: {error}",
-                                "seconds": reply.get("seconds", 0.0)})
-        wire.write_bytes(write_fd, data)
+        send_reply(write_fd, reply)
+
+
+def send_reply(write_fd: int, reply: dict[str, Any], **extra: Any) -> None:
+    """Send a reply; one whose returned value cannot be read as data becomes an error naming why."""
+    try:
+        data = wire.encode(reply)
+    except Exception as error:  # noqa: BLE001  (a learner's tensor of an odd dtype, layout or device)
+        data = wire.encode({"kind": "raised", "exception": type(error).__name__, "traceback": "",
+                            "message": f"the returned value could not be read: {error}",
+                            "seconds": reply.get("seconds", 0.0), **extra})
+    wire.write_bytes(write_fd, data)
 
 
 def set_limits(config: dict[str, Any]) -> None:

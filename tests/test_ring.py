@@ -14,7 +14,7 @@ from grader.cases import Case
 from grader.course import find_exercise
 from grader.distributed import run_case, run_ring_suite
 from grader.errors import ConfigError
-from grader.grading import Judge
+from grader.grading import load_reference
 from grader.render_json import test_to_json as result_to_json
 from grader.render_terminal import TerminalRenderer, make_console
 from grader.results import Outcome, Report
@@ -32,7 +32,7 @@ def exercise():
 
 @pytest.fixture(scope="module")
 def solution(exercise):
-    return Judge(exercise, None, REFERENCE).solution()
+    return load_reference(exercise)
 
 
 @pytest.fixture(autouse=True)
