@@ -1,0 +1,110 @@
+"""A process and its descendants, read from /proc: memory, CPU time, peaks, and killing them all."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of `pid` (every thread's), from /proc/PID/task/*/children."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found += [int(child) for child in handle.read().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`, breadth first."""
+    found, queue = [], [pid]
+    while queue:
+        for child in children(queue.pop(0)):
+            if child not in found:
+                found.append(child)
+                queue.append(child)
+    return found
+
+
+def _stat(pid: int) -> list[bytes]:
+    """/proc/PID/stat's fields after the command name: state is [0], ppid [1], utime [11], rss [21]."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _status(pid: int, key: str) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith(key + ":"):
+                    return line.split()[1:]
+    except OSError:
+        pass
+    return []
+
+
+def namespace_pid(pid: int) -> int:
+    """A process's pid inside its own (innermost) PID namespace."""
+    found = _status(pid, "NSpid")
+    return int(found[-1]) if found else pid
+
+
+def resident_bytes(pids: list[int]) -> int:
+    return sum(int(fields[21]) * PAGE for pid in pids if len(fields := _stat(pid)) > 21)
+
+
+def peak_resident_bytes(pids: list[int]) -> int:
+    """The sum of each process's own peak resident memory (VmHWM): at least the combined peak."""
+    total = 0
+    for pid in pids:
+        found = _status(pid, "VmHWM")
+        if found:
+            total += int(found[0]) * 1024
+    return total
+
+
+def reset_peaks(pids: list[int]) -> None:
+    """Start each process's VmHWM again from its current resident memory."""
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/clear_refs", "w") as handle:
+                handle.write("5")
+        except OSError:
+            pass
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system time of each process and of its children that have been reaped."""
+    ticks = 0
+    for pid in pids:
+        fields = _stat(pid)
+        if len(fields) > 14:
+            ticks += sum(int(value) for value in fields[11:15])
+    return ticks / TICKS
+
+
+def kill_tree(pid: int, rounds: int = 50) -> None:
+    """Stop every descendant (so none can fork away), kill them, and repeat until none is left."""
+    for _ in range(rounds):
+        found = descendants(pid)
+        if not found:
+            return
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for child in found:
+                try:
+                    os.kill(child, sig)
+                except OSError:
+                    pass

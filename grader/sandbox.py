@@ -1,0 +1,407 @@
+"""Learner processes in a sandbox: what it is made of on this machine, and one sandbox's life from start to kill.
+
+On Linux a sandbox is, in bubblewrap's terms:
+
+    --unshare-pid --unshare-net --unshare-ipc --unshare-uts    (and --unshare-user when not root)
+    --ro-bind  /usr /etc /bin /lib ...  the Python installation, the grader package, the learner's file
+    --tmpfs /tmp  --dev /dev  --proc /proc  --clearenv  --die-with-parent
+    one cgroup per sandbox: memory.max, pids.max, CPU time, cgroup.kill
+    run as an unprivileged user when the grader is root
+
+Elsewhere (macOS, or a kernel or container that forbids namespaces) the learner's programs run
+unconfined but still with their own limits, environment and process tree; `containment()` says
+which of the two is in force, in words that go into every report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from grader import cgroups, proctree
+
+BOOT = Path(__file__).resolve().parent / "sandbox_boot.py"
+GRADER_PACKAGE = Path(__file__).resolve().parent
+SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+CUDA_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
+SUBMISSION = "/submission"   # where the learner's file appears inside the sandbox
+TMP_BYTES = 256 << 20        # the private /tmp (and /dev/shm): memory, counted against the memory limit
+FILE_BYTES = 256 << 20       # the largest file a learner process may write
+SETTING = "GRADER_SANDBOX"   # auto (default) or off: run learner code unconfined, for debugging only
+
+
+@dataclass
+class Program:
+    """One process to start in a sandbox: its command, environment and descriptors."""
+
+    argv: list[str]
+    env: dict[str, str]
+    fds: dict[int, int]  # descriptor number in the program -> descriptor in this process
+    cwd: str = "/tmp"
+
+
+@dataclass(frozen=True)
+class Support:
+    """What this machine lets the grader do, found once per process."""
+
+    namespaces: bool
+    user: int | None      # the unprivileged uid learner code runs as (when the grader is root)
+    reason: str           # why namespaces are not used, when they are not
+
+
+@cache
+def support() -> Support:
+    """Probe once: can a sandbox with namespaces start a Python here, and as which user?"""
+    if os.environ.get(SETTING, "auto") == "off":
+        return Support(False, None, f"{SETTING}=off")
+    if not sys.platform.startswith("linux"):
+        return Support(False, None, f"no namespaces on {sys.platform}")
+    user = _sandbox_user() if os.geteuid() == 0 else None
+    problem = _probe(True, user)
+    if problem is None:
+        return Support(True, user, "")
+    # No namespaces (a container without CAP_SYS_ADMIN, a kernel that forbids user namespaces): at least
+    # never run learner code as root, if the Python installation is readable by another user.
+    if user is not None and _probe(False, user) is not None:
+        user = None
+    return Support(False, user, problem)
+
+
+def _sandbox_user() -> int:
+    # One uid per grader process, far from real accounts: sandboxes cannot signal each other's processes.
+    return 200_000 + secrets.randbelow(100_000)
+
+
+def _probe(namespaces: bool, user: int | None) -> str | None:
+    """None when a sandbox of this kind runs the grader's Python; else what went wrong."""
+    sandbox = Sandbox(memory_bytes=512 << 20, processes=16, force=(namespaces, user))
+    read, write = os.pipe()
+    try:
+        sandbox.start([Program([sys.executable, "-I", "-S", "-c", "pass"], base_env(), {1: write, 2: write})])
+        os.close(write)
+        write = -1
+        code = sandbox.wait_exit(0, 20.0)
+        output = _read_all(read)
+        if code == "exit status 0":
+            return None
+        return sandbox.error or (output.decode(errors="replace").strip().splitlines() or [code or "no answer"])[-1]
+    except OSError as error:
+        return str(error)
+    finally:
+        if write >= 0:
+            os.close(write)
+        os.close(read)
+        sandbox.close()
+
+
+def _read_all(fd: int) -> bytes:
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, 1 << 16)
+    except OSError:
+        return b""
+
+
+def containment() -> str:
+    """One line for reports: what confines learner code on this machine."""
+    found = support()
+    who = f"as uid {found.user}" if found.user is not None else (
+        "as root" if os.geteuid() == 0 else "as your user")
+    if found.namespaces:
+        return (f"sandbox: own PID, mount, network, IPC and UTS namespaces{'' if found.user is not None else ' and user namespace'}; "
+                f"read-only system and course; private /tmp; no network; {who}")
+    return f"no sandbox ({found.reason}): own process tree and limits only, {who}"
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    """A learner process's environment, from an allow-list: nothing of the grader's own leaks in."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8", "USER": "learner", "LOGNAME": "learner", "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(GRADER_PACKAGE.parent), "PYTHONNOUSERSITE": "1",
+        # One thread per process: CPU time then measures the work, and parallel graders do not oversubscribe.
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        # Every block of 128 KiB or more is mapped on its own and returned when freed: the kernel's memory
+        # figures then follow what is alive, not what the allocator's heap kept after fragmenting.
+        # Huge pages for those blocks make the kernel's work on them cheap (glibc 2.35+; ignored elsewhere).
+        "MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072",
+        "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1",
+    }
+    for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    env.update(extra)
+    return env
+
+
+class Sandbox:
+    """One sandbox: its programs share one mount view, PID and network namespace, and one set of limits."""
+
+    def __init__(self, memory_bytes: int, processes: int = 256, use_cuda: bool = False, loopback: bool = False,
+                 hide: tuple[Path, ...] = (), force: tuple[bool, int | None] | None = None) -> None:
+        self.memory_bytes = memory_bytes
+        self.processes = processes
+        self.use_cuda = use_cuda
+        self.loopback = loopback
+        self.hide = tuple(path.resolve() for path in hide)
+        if force is None:
+            found = support()
+            self.namespaces, self.user = found.namespaces, found.user
+        else:
+            self.namespaces, self.user = force
+        self.folder = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
+        self.files: list[tuple[Path, str]] = []
+        self.launcher: subprocess.Popen | None = None
+        self.group: cgroups.Group | None = None
+        self.error = ""
+        self.exits: dict[int, str] = {}
+        self.pids: list[int] = []
+        self._status = -1
+        self._pending = b""
+
+    # ------------------------------------------------------------ setting up
+
+    def add_file(self, host: Path) -> str:
+        """A read-only copy of `host` for the programs; returns the path they see it at."""
+        folder = self.folder / "submission"
+        folder.mkdir(mode=0o755, exist_ok=True)
+        copy = folder / host.name
+        shutil.copyfile(host, copy)
+        copy.chmod(0o644)
+        folder.chmod(0o755)
+        self.folder.chmod(0o755)
+        return f"{SUBMISSION}/{host.name}" if self.namespaces else str(copy)
+
+    def shared_folder(self, name: str) -> Path:
+        """A folder every program may write to (without namespaces; inside one, /tmp is that)."""
+        folder = self.folder / name
+        folder.mkdir(exist_ok=True)
+        folder.chmod(0o1777)
+        self.folder.chmod(0o755)
+        return folder
+
+    def start(self, programs: list[Program]) -> None:
+        """Start every program in one sandbox; the descriptors named in each are handed to it."""
+        self.group = cgroups.create(self.memory_bytes, self.processes)
+        status_read, status_write = os.pipe()
+        self._status = status_read
+        os.set_blocking(status_read, False)
+        passed = {status_write} | {fd for program in programs for fd in program.fds.values()}
+        config = {
+            "parent": os.getpid(), "status_fd": status_write, "namespaces": self.namespaces,
+            "cgroups": self.group.procs_files, "user": self.user, "loopback": self.loopback,
+            "root": str(self._root()), "tmp_bytes": TMP_BYTES, "rlimits": self._rlimits(),
+            "programs": [{"argv": p.argv, "env": p.env, "cwd": p.cwd if self.namespaces else str(self.folder),
+                          "fds": {str(target): source for target, source in p.fds.items()}} for p in programs],
+        }
+        if self.namespaces:
+            config.update(self._view())
+        try:
+            self.launcher = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(BOOT), json.dumps(config)], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=tuple(passed), close_fds=True,
+                start_new_session=True)
+        finally:
+            os.close(status_write)
+
+    def _root(self) -> Path:
+        root = self.folder / "root"
+        root.mkdir(exist_ok=True)
+        return root
+
+    def _rlimits(self) -> dict[str, int]:
+        limits = {"CORE": 0, "FSIZE": FILE_BYTES}
+        if self.group is None or self.group.pids is None:
+            if self.user is not None:  # a uid of its own: the per-user process count is this sandbox's
+                limits["NPROC"] = self.processes
+        if (self.group is None or self.group.memory is None) and not self.use_cuda:
+            # No memory cgroup: each process gets the limit on its address space (CUDA's reservations need more).
+            limits["AS"] = self.memory_bytes
+        return limits
+
+    def _view(self) -> dict:
+        """The mount view: which host paths appear, read-only, at the same place inside."""
+        binds, symlinks = [], []
+        for path in SYSTEM_PATHS:
+            if os.path.islink(path):
+                symlinks.append([os.readlink(path), path])
+            elif os.path.isdir(path):
+                binds.append([path, path, True])
+        for path in _python_paths(self.hide):
+            binds.append([path, path, True])
+        binds.append([str(GRADER_PACKAGE), str(GRADER_PACKAGE), True])
+        if (self.folder / "submission").is_dir():
+            binds.append([str(self.folder / "submission"), SUBMISSION, True])
+        devices = list(DEVICES)
+        # Not recursive: the cgroup and debug file systems mounted under /sys stay out of sight.
+        binds.append(["/sys", "/sys", False])
+        if self.use_cuda:
+            devices += [str(path) for path in sorted(Path("/dev").glob("nvidia[0-9]*"))] + list(CUDA_DEVICES)
+        return {"binds": _outermost(binds), "symlinks": symlinks, "devices": devices}
+
+    # ------------------------------------------------------------ while it runs
+
+    def poll_status(self) -> None:
+        """Read what init reported: the programs' pids, each program's exit, or why the sandbox failed."""
+        if self._status < 0:
+            return
+        while True:
+            try:
+                chunk = os.read(self._status, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                os.close(self._status)
+                self._status = -1
+                return
+            self._pending += chunk
+            *lines, self._pending = self._pending.split(b"\n")
+            for line in lines:
+                self._event(json.loads(line))
+
+    def _event(self, event: dict) -> None:
+        kind = event.get("event")
+        if kind == "started":
+            self.pids = self._host_pids(event.get("pids", []))
+        elif kind == "exit":
+            if "signal" in event:
+                try:
+                    how = signal.Signals(event["signal"]).name
+                except ValueError:
+                    how = f"signal {event['signal']}"
+            else:
+                how = f"exit status {event.get('code')}"
+            self.exits[int(event["program"])] = how
+        elif kind == "error":
+            self.error = str(event.get("message", "the sandbox could not start"))
+
+    def _host_pids(self, inside: list[int]) -> list[int]:
+        if not self.namespaces or self.launcher is None:
+            return list(inside)
+        found = {proctree.namespace_pid(pid): pid for pid in proctree.descendants(self.launcher.pid)}
+        return [found.get(pid, 0) for pid in inside]
+
+    def wait_exit(self, index: int, timeout: float) -> str | None:
+        """How program `index` ended ('SIGSEGV', 'exit status 3'), waiting up to `timeout`; None if unknown."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.poll_status()
+            if index in self.exits or self.error:
+                return self.exits.get(index)
+            if self._status < 0 or time.monotonic() >= deadline:
+                return self.exits.get(index)
+            time.sleep(0.005)
+
+    def processes_now(self) -> list[int]:
+        """Host pids of every process in the sandbox, the launcher and init included."""
+        if self.launcher is None:
+            return []
+        return [self.launcher.pid, *proctree.descendants(self.launcher.pid)]
+
+    def memory_bytes_now(self) -> int:
+        current = self.group.memory_current() if self.group else None
+        return current if current is not None else proctree.resident_bytes(self.processes_now())
+
+    def memory_peak(self) -> int:
+        """The most memory the sandbox held at once since the last reset, as the kernel counted it."""
+        peak = self.group.memory_peak() if self.group else None
+        return peak if peak is not None else proctree.peak_resident_bytes(self.processes_now())
+
+    def reset_memory_peak(self) -> None:
+        if not (self.group and self.group.reset_memory_peak()):
+            proctree.reset_peaks(self.processes_now())
+
+    def cpu_seconds(self) -> float:
+        found = self.group.cpu_seconds() if self.group else None
+        return found if found is not None else proctree.cpu_seconds(self.processes_now())
+
+    def loopback_bytes(self) -> int | None:
+        """Bytes that went over the sandbox's own loopback, from the kernel's counters; None without one."""
+        self.poll_status()
+        for pid in self.pids if self.namespaces else []:
+            try:
+                with open(f"/proc/{pid}/net/dev") as handle:
+                    for line in handle:
+                        name, _, numbers = line.partition(":")
+                        if name.strip() == "lo":
+                            return int(numbers.split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+        return None
+
+    def oom_killed(self) -> bool:
+        return bool(self.group and self.group.oom_kills())
+
+    @property
+    def memory_limited_by_kernel(self) -> bool:
+        return bool(self.group and self.group.memory is not None)
+
+    # ------------------------------------------------------------ ending
+
+    def kill(self) -> None:
+        """Kill every process in the sandbox, now; when this returns, none is left."""
+        if self.group is not None:
+            self.group.kill()
+        if self.launcher is not None:
+            if not self.namespaces:
+                proctree.kill_tree(self.launcher.pid)  # no PID namespace to take them all down
+            try:
+                os.kill(self.launcher.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.launcher.wait()
+        if self.group is not None:
+            self.group.kill()
+
+    def close(self) -> None:
+        """Kill what is left, read the last status, remove the cgroups and the temporary folder."""
+        self.kill()
+        self.poll_status()
+        if self._status >= 0:
+            os.close(self._status)
+            self._status = -1
+        if self.group is not None:
+            self.group.remove()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _python_paths(hide: tuple[Path, ...]) -> list[str]:
+    """The Python installation and its import path, minus anything that would show the course itself."""
+    venv = Path(sys.prefix).resolve()
+    found = set()
+    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, sys.executable, *sys.path):
+        if not raw or not Path(raw).exists():
+            continue
+        path = Path(raw).resolve()
+        if path.is_file():  # the interpreter, or a zip on sys.path
+            path = path.parent
+        if any(path == hidden or path in hidden.parents for hidden in hide):
+            continue  # the course's folder or one above it
+        if any(hidden in path.parents for hidden in hide) and not (path == venv or venv in path.parents):
+            continue  # inside the course: only a virtual environment kept there is shown
+        found.add(str(path))
+    return sorted(found)
+
+
+def _outermost(binds: list[list]) -> list[list]:
+    """Drop binds already inside another recursive bind."""
+    kept: list[list] = []
+    for bind in sorted(binds, key=lambda item: (item[1].count("/"), item[1])):
+        inside = any(other[2] and (bind[1] == other[1] or bind[1].startswith(other[1].rstrip("/") + "/"))
+                     and bind[0] == other[0] + bind[1][len(other[1]):] for other in kept)
+        if not inside:
+            kept.append(bind)
+    return kept
