@@ -47,6 +47,10 @@ def load_case_file(path: Path, suite: str, functions: tuple[str, ...], validate:
             raise ConfigError(f"case #{index} must be a mapping, not {entry!r}", path, line)
         name = require(entry, "name", str, path)
         where = f"case {name!r}"
+        # Defaults may set any key, generic ones included (a file of slow cases shares one time_limit).
+        merged = type(entry)({**defaults, **entry})
+        merged.line = line
+        entry = merged
         function = require(entry, "function", str, path)
         if function not in functions:
             raise ConfigError(f"{where}: unknown function {function!r} (expected one of: {', '.join(functions)})",
@@ -58,7 +62,7 @@ def load_case_file(path: Path, suite: str, functions: tuple[str, ...], validate:
         repeat = require(entry, "repeat", int, path, 1)
         if repeat < 1:
             raise ConfigError(f"{where}: repeat must be at least 1", path, line)
-        params = {**defaults, **{key: value for key, value in entry.items() if key not in GENERIC_KEYS}}
+        params = {key: value for key, value in entry.items() if key not in GENERIC_KEYS}
         for copy in range(repeat):
             copy_params = dict(params)
             copy_name = name

@@ -62,6 +62,11 @@ def compare_outputs(
 def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, dtype: torch.dtype, device: str,
                    base: torch.Tensor | None) -> Verdict:
     """One output: type, shape, dtype, device, finiteness, then the error bound."""
+    if item.get("type") == "omitted":
+        shape = tuple(item["shape"])
+        if shape != tuple(want.shape):
+            return Verdict(False, f"{name} has shape {shape}, expected {tuple(want.shape)}")
+        return Verdict(False, f"{name} ({item['dtype']}, shape {shape}) could not be sent back: too large")
     if item.get("type") != "tensor":
         return Verdict(False, f"{name} is {describe_value(item)}, not a torch.Tensor")
     wire: WireTensor = item["value"]

@@ -19,6 +19,12 @@ from grader.wire import WireTensor
 
 # A submission matches a mistake when every output is within this many case bounds of the mistake's output.
 AGREEMENT = 1.0
+NON_FINITE = Diagnosis(
+    "non-finite", "Every value of an output is NaN or Inf",
+    "Nothing finite came back, so the arithmetic overflowed or divided zero by zero somewhere: exp of a large "
+    "number is inf, inf - inf and 0 / 0 are NaN, and one NaN spreads to everything it touches.",
+    "Print the intermediate tensors of a small case and find the first one that holds inf or NaN; subtract a "
+    "maximum before exponentiating, and never divide by a sum that can be zero.")
 
 
 @dataclass
@@ -81,10 +87,14 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
         mistakes = catalogue(judge.exercise.mistakes).mistakes
         return next((m.diagnosis() for m in mistakes if m.violates == violated), None)
     if raw.kind == "returned":
-        got, raised = _tensors(raw.body["value"]), ""
+        got, raised = _tensors(raw.reply.value), ""
+        if any(tensor is not None and tensor.numel() and not torch.isfinite(tensor.to(torch.float64)).any()
+               for tensor in got):
+            # Many mistakes overflow somewhere; an all-NaN answer says only that this one did too.
+            return NON_FINITE
     elif raw.kind == "raised":
         # Type and message: torch's messages name the shapes involved, which tells raising mistakes apart.
-        got, raised = None, f"{raw.body.get('exception', '')}: {raw.body.get('message', '')}"
+        got, raised = None, f"{raw.reply.exception}: {raw.reply.message}"
     else:
         return None
     inputs, expected, baseline = judge.prepare(case)
@@ -159,7 +169,9 @@ def _describe(value: Any) -> dict[str, Any]:
     return {"type": "other", "name": type(value).__name__}
 
 
-def _tensors(returned: dict[str, Any]) -> list[torch.Tensor | None]:
+def _tensors(returned: dict[str, Any] | None) -> list[torch.Tensor | None]:
+    if returned is None:
+        return []
     items = returned["items"] if returned.get("type") == "sequence" else [returned]
     return [item["value"].tensor if item.get("type") == "tensor" else None for item in items]
 

@@ -72,6 +72,8 @@ class Report:
     results: list[CaseResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     load_error: str = ""
+    integrity_error: str = ""  # the course changed while grading: nothing this run found can be trusted
+    containment: str = ""      # what confined the learner's code (grader/sandbox.py says)
     seconds: float = 0.0
 
     def count(self, *outcomes: Outcome) -> int:
@@ -90,9 +92,14 @@ class Report:
         return sum(result.outcome.counts_as_failure for result in self.results)
 
     @property
+    def ran(self) -> int:
+        """Cases that ran at all (not skipped)."""
+        return len(self.results) - self.skipped
+
+    @property
     def status(self) -> str:
-        """'error' when the file could not be graded at all, else 'passed' or 'failed'."""
-        if self.load_error:
+        """'error' when the file could not be graded, the course changed or nothing ran; else 'passed' or 'failed'."""
+        if self.load_error or self.integrity_error or not self.ran:
             return "error"
         return "failed" if self.failed else "passed"
 

@@ -1,32 +1,50 @@
-"""The grader's side of a worker: start it, hand it tasks, enforce time and memory, restart it after a kill."""
+"""The grader's side of a worker: start it in a sandbox, hand it tasks, enforce time and memory, read replies as hostile.
+
+Time is CPU time, measured by the kernel for the whole sandbox, so a busy machine does not make
+a correct solution time out; a wall-clock limit several times longer catches code that waits
+instead of computing. Memory is one limit over every process in the sandbox (a cgroup where the
+kernel offers one, else the resident memory of the process tree, watched from here).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import secrets
+import socket
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from grader import processes, wire
+from grader import replies, wire
+from grader.output import OutputCollector
+from grader.sandbox import Program, Sandbox, base_env
 
-TORCH_IMPORT_LIMIT = 180.0  # seconds for the worker to import torch: not the learner's time
-PROTOCOL_GRACE = 1.0        # seconds on top of a case's limit for sending inputs and outputs
-POLL = 0.2                  # seconds between memory checks
+TORCH_IMPORT_LIMIT = 180.0  # seconds of wall clock for the worker to import torch: not the learner's time
+WALL_FACTOR = 3.0           # a case may wait (sleep, block) this many times its CPU limit
+WALL_EXTRA = 2.0            # plus this, for starting and sending
+SEND_LIMIT = 5.0            # seconds a task may take to be accepted by the worker
+POLL = 0.05                 # seconds between checks of time and memory
+LOAD_REPLY_BYTES = 1 << 20
 
 
 @dataclass
 class RawResult:
-    """What came back from one task, before any judgement: a reply, or how the worker ended."""
+    """What came back from one task, before any judgement: a checked reply, or how the worker ended."""
 
-    kind: str                  # returned, raised, not-attempted, out-of-memory, timed-out, crashed, load-error
-    body: dict[str, Any] = field(default_factory=dict)
+    kind: str  # ready, load-error, returned, raised, not-attempted, out-of-memory, timed-out, crashed
+    reply: replies.Reply | None = None
+    loaded: replies.Loaded | None = None
     stdout: str = ""
     stderr: str = ""
     detail: str = ""
+    signal: str = ""
+    peak_bytes: int | None = None  # sandbox memory above its level before the learner's import, at its peak
+
+    @property
+    def seconds(self) -> float:
+        return self.reply.seconds if self.reply else 0.0
 
 
 class Worker:
@@ -37,41 +55,63 @@ class Worker:
         self.root = root
         self.memory_limit = memory_limit_mb * 1024 * 1024
         self.use_cuda = use_cuda
-        self.process = None
+        self.sandbox: Sandbox | None = None
         self.load_result: RawResult | None = None
+        self.baseline = 0
+        self._next_id = 1
 
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        """Start the process; it imports torch while the grader prepares inputs."""
-        to_worker_r, self._to_worker = os.pipe()
-        self._from_worker, from_worker_w = os.pipe()
-        self._reader = wire.MessageReader(self._from_worker)
+        """Start the process in a fresh sandbox; it imports torch while the grader prepares everything else."""
+        self.sandbox = Sandbox(self.memory_limit, use_cuda=self.use_cuda, hide=(self.root,))
+        learner = self.sandbox.add_file(self.learner)
+        self._tasks, worker_tasks = socket.socketpair()
+        reply_read, reply_write = os.pipe()
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        null = os.open(os.devnull, os.O_RDONLY)
         self._sentinel = "\n\x00grader-end-" + secrets.token_hex(8) + "\x00\n"
-        config = {
-            "learner": str(self.learner), "read_fd": to_worker_r, "write_fd": from_worker_w,
-            "sentinel": self._sentinel,
-            # The worker skips the address-space cap when it will use CUDA; the RSS watch holds then.
-            "address_space_bytes": self.memory_limit, "may_use_cuda": self.use_cuda,
-        }
-        self.process = processes.spawn([sys.executable, "-m", "grader.worker", json.dumps(config)],
-                                       (to_worker_r, from_worker_w), processes.child_env(), self.root)
-        os.close(to_worker_r)
-        os.close(from_worker_w)
-        self._stdout = processes.OutputCollector(self.process.stdout, self._sentinel.encode())
-        self._stderr = processes.OutputCollector(self.process.stderr, self._sentinel.encode())
+        config = {"learner": learner, "sentinel": self._sentinel}
+        program = Program([sys.executable, "-m", "grader.worker", json.dumps(config)], base_env(),
+                          {0: null, 1: out_write, 2: err_write, 3: worker_tasks.fileno(), 4: reply_write})
+        try:
+            self.sandbox.start([program])
+        finally:
+            for fd in (null, out_write, err_write, reply_write):
+                os.close(fd)
+            worker_tasks.close()
+        self._tasks.setblocking(False)
+        self._replies = reply_read
+        self._reader = wire.MessageReader(reply_read, LOAD_REPLY_BYTES)
+        self._stdout = OutputCollector(os.fdopen(out_read, "rb", buffering=0), self._sentinel.encode())
+        self._stderr = OutputCollector(os.fdopen(err_read, "rb", buffering=0), self._sentinel.encode())
         self.load_result = None
 
     def wait_ready(self, import_limit: float) -> RawResult:
-        """Wait for torch, then for the learner's file to import; a RawResult says how that went."""
+        """Wait for torch, then let the learner's file be imported; a RawResult says how that went.
+
+        The grader calls this only once everything it trusts is loaded: no learner code runs before.
+        """
         if self.load_result is not None:
             return self.load_result
-        first = self._receive(TORCH_IMPORT_LIMIT, import_limit, phase="torch")
-        if first.kind == "returned" and first.body.get("kind") == "torch-ready":
-            first = self._receive(import_limit, import_limit, phase="import")
-        if first.kind == "returned":
-            kind = "ready" if first.body.get("kind") == "ready" else "load-error"
-            first = RawResult(kind, first.body, detail=first.detail)
+        first = self._receive(TORCH_IMPORT_LIMIT, TORCH_IMPORT_LIMIT, "torch", LOAD_REPLY_BYTES)
+        if first.kind == "message":
+            try:
+                replies.parse_kind(first.reply, ("torch-ready",))
+                # Memory is measured from here: torch is loaded, the learner's code not yet.
+                self.sandbox.reset_memory_peak()
+                self.baseline = self.sandbox.memory_bytes_now()
+                self._send({"kind": "go"}, [])
+                first = self._receive(import_limit, import_limit, "import", LOAD_REPLY_BYTES)
+            except (wire.BadMessage, wire.ChannelClosed, wire.ChannelTimeout) as error:
+                first = self._ended(RawResult("crashed"), _problem(error))
+        if first.kind == "message":
+            try:
+                loaded = replies.parse_loaded(first.reply)
+                first = RawResult(loaded.kind, loaded=loaded)
+            except wire.BadMessage as error:
+                first = self._ended(RawResult("crashed"), _problem(error))
         first.stdout, first.stderr = self._output()
         if first.kind != "ready":
             self.stop()
@@ -80,80 +120,130 @@ class Worker:
 
     def stop(self) -> None:
         """Ask the worker to finish, then make sure it and everything it started are gone."""
-        if self.process is None:
+        if self.sandbox is None:
             return
         try:
-            wire.write_message(self._to_worker, {"kind": "stop"})
+            self._send({"kind": "stop"}, [], deadline=0.2)
+            self.sandbox.wait_exit(0, 1.0)  # a well-behaved worker leaves on its own
+        except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
+            pass
+        self.sandbox.close()
+        self._tasks.close()
+        try:
+            os.close(self._replies)
         except OSError:
             pass
-        for fd in (self._to_worker, self._from_worker):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        try:
-            self.process.wait(timeout=2)  # a well-behaved worker leaves on its own
-        except Exception:  # noqa: BLE001  (it did not: it is killed below)
-            pass
-        processes.kill_group(self.process, grace=0.3)
         # stdout and stderr are closed by their collectors once drained, never here (see OutputCollector).
-        self.process = None
+        self.sandbox = None
 
     @property
     def alive(self) -> bool:
-        return self.process is not None
+        return self.sandbox is not None
 
     # ------------------------------------------------------------ tasks
 
-    def run(self, task: dict[str, Any], time_limit: float) -> RawResult:
-        """Send one task and wait for its reply, at most `time_limit` seconds plus a little grace."""
+    def run(self, task: dict, fds: list[int], inputs: int, time_limit: float, reply_limit: int) -> RawResult:
+        """Send one task and wait for its checked reply, within `time_limit` CPU seconds."""
+        if self._reader.pending():
+            # Something arrived that nobody asked for: this worker's replies can no longer be matched to tasks.
+            result = self._ended(RawResult("crashed"), "the worker sent a message nobody asked for (a protocol "
+                                                       "violation)")
+            result.stdout, result.stderr = self._output()
+            self.stop()
+            return result
+        task_id = self._next_id
+        self._next_id += 1
+        self._reader.limit = reply_limit
         try:
-            wire.write_message(self._to_worker, task)
-        except OSError:
-            return self._ended(RawResult("crashed"), "before the case started")
-        result = self._receive(time_limit + PROTOCOL_GRACE, time_limit, phase="case")
-        if result.kind == "returned":
-            result = RawResult(result.body.get("kind", "crashed"), result.body)
+            self._send({**task, "id": task_id, "reply_limit": reply_limit}, fds)
+        except (wire.ChannelClosed, wire.ChannelTimeout, OSError) as error:
+            result = self._ended(RawResult("crashed"), _problem(error, "before the case started"))
+        else:
+            result = self._receive(time_limit, time_limit * WALL_FACTOR + WALL_EXTRA, "case", reply_limit)
+        if result.kind == "message":
+            try:
+                reply = replies.parse_case(result.reply, result.tensors, task_id, inputs)
+                result = RawResult(reply.kind, reply=reply)
+            except wire.BadMessage as error:
+                result = self._ended(RawResult("crashed"), _problem(error))
+        result.peak_bytes = max(self.sandbox.memory_peak() - self.baseline, 0) if self.sandbox else None
         result.stdout, result.stderr = self._output()
-        if result.kind in ("timed-out", "crashed", "out-of-memory") or result.body.get("restart"):
+        if result.kind in ("timed-out", "crashed", "out-of-memory") or (result.reply and result.reply.restart):
             self.stop()
         return result
 
-    def _receive(self, wait: float, limit: float, phase: str) -> RawResult:
-        deadline = time.monotonic() + wait
+    def reset_memory_peak(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.reset_memory_peak()
+
+    def _send(self, body: dict, fds: list[int], deadline: float = SEND_LIMIT) -> None:
+        wire.send_with_fds(self._tasks, wire.encode(body), fds, time.monotonic() + deadline)
+
+    def _receive(self, cpu_limit: float, wall_limit: float, phase: str, limit: int) -> "_Message | RawResult":
+        sandbox = self.sandbox
+        self._reader.limit = limit
+        started, cpu_start = time.monotonic(), sandbox.cpu_seconds()
         while True:
-            step = min(deadline, time.monotonic() + POLL)
+            now = time.monotonic()
             try:
-                return RawResult("returned", self._reader.read(step))
+                body, tensors = self._reader.read(min(now + POLL, started + wall_limit))
+                return _Message(body, tensors)
             except wire.ChannelTimeout:
                 pass
             except wire.ChannelClosed:
-                return self._ended(RawResult("crashed"), _during(phase))
+                return self._ended(RawResult("crashed"), _during(phase), ended=True)
             except wire.BadMessage as error:
-                return self._ended(RawResult("crashed"), f"sent a malformed reply ({error})")
-            if processes.group_rss_bytes(self.process.pid) > self.memory_limit:
-                processes.kill_group(self.process)
+                return self._ended(RawResult("crashed"), _problem(error))
+            if not sandbox.memory_limited_by_kernel and sandbox.memory_bytes_now() > self.memory_limit:
+                sandbox.kill()
                 return RawResult("out-of-memory", detail=f"used more than {self.memory_limit >> 20} MiB")
-            if time.monotonic() >= deadline:
-                if phase == "torch":
-                    return RawResult("crashed", detail=f"the worker could not import torch in {wait:.0f} s")
-                processes.kill_group(self.process)
-                return RawResult("timed-out", detail=f"{limit:g} s")
+            if phase == "torch":
+                if time.monotonic() - started >= wall_limit:
+                    sandbox.kill()
+                    return RawResult("crashed", detail=f"the worker could not import torch in {wall_limit:.0f} s")
+                continue
+            if sandbox.cpu_seconds() - cpu_start > cpu_limit:
+                sandbox.kill()
+                return RawResult("timed-out", detail=f"{cpu_limit:g} s of CPU time")
+            if time.monotonic() - started >= wall_limit:
+                sandbox.kill()
+                return RawResult("timed-out", detail=f"{wall_limit:g} s of wall-clock time while using little CPU "
+                                                      f"(waiting: a sleep, a lock, a read)")
 
-    def _ended(self, result: RawResult, when: str) -> RawResult:
-        try:
-            self.process.wait(timeout=2)
-        except Exception:  # noqa: BLE001  (still running: it is killed below either way)
-            pass
-        how = processes.signal_name(self.process.poll())
-        processes.kill_group(self.process)
-        result.detail = f"the worker process ended ({how}) {when}"
-        result.body = {"signal": how}
+    def _ended(self, result: RawResult, what: str, ended: bool = False) -> RawResult:
+        """The worker is gone, or is killed now: say how, from what the sandbox's init reported."""
+        sandbox = self.sandbox
+        how = (sandbox.wait_exit(0, 2.0) if ended else None) or "killed"
+        oom = sandbox.oom_killed()
+        sandbox.kill()
+        if oom:
+            return RawResult("out-of-memory", detail=f"used more than {self.memory_limit >> 20} MiB (stopped by the "
+                                                     f"kernel)")
+        result.detail = f"the worker process ended ({how}) {what}" if ended else what
+        result.signal = how if ended else ""
         return result
 
     def _output(self) -> tuple[str, str]:
-        wait = 1.0 if self.process is not None and self.process.poll() is None else 0.2
+        wait = 1.0 if self.sandbox is not None else 0.2
         return self._stdout.take(wait), self._stderr.take(wait)
+
+
+@dataclass
+class _Message:
+    """A whole, decoded message not yet checked against any schema."""
+
+    reply: object
+    tensors: list = field(default_factory=list)
+    kind: str = "message"
+
+
+def _problem(error: Exception, when: str = "") -> str:
+    """What went wrong in talking to the worker, as the learner reads it."""
+    if isinstance(error, wire.ChannelTimeout):
+        return "the worker stopped reading its tasks" + (f" {when}" if when else "")
+    if isinstance(error, wire.BadMessage):
+        return f"the worker sent a malformed reply ({error})"
+    return f"the worker's channel closed {when}".rstrip()
 
 
 def _during(phase: str) -> str:

@@ -1,0 +1,154 @@
+"""Judging one case: inputs and expected values built here, the learner's call made in the worker, the verdict made here."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from grader import shared_inputs
+from grader.cases import Case
+from grader.course import Exercise
+from grader.results import CaseResult, Outcome
+from grader.supervisor import RawResult, Worker
+from grader.text import inert
+
+CRASH_HINTS = {
+    "SIGSEGV": " (a segmentation fault: memory read or written through ctypes or a C extension)",
+    "SIGABRT": " (the process aborted: os.abort, or a failed assertion inside a C library)",
+    "SIGKILL": " (killed from outside: often the system running out of memory)",
+    "exit": " (your code ended the process: os._exit, or exit in a child you forked?)",
+}
+MEMORY_AUDIT = "memory"
+
+
+class Judge:
+    """Builds each case's inputs and expected values in this process and judges the worker's replies."""
+
+    def __init__(self, exercise: Exercise, checker: ModuleType, learner_name: str, reference: ModuleType) -> None:
+        self.exercise = exercise
+        self.checker = checker
+        self.learner_name = learner_name
+        self.reference = reference
+        self._prepared: dict[str, Any] = {}
+
+    def prepare(self, case: Case) -> tuple[Any, tuple, tuple | None]:
+        """Inputs, float64 expected values and (half precision) the reference's same-dtype answer."""
+        if case.name not in self._prepared:
+            inputs = self.checker.build_inputs(case.function, case.params)
+            expected = self.checker.expected(case.function, inputs.args)
+            baseline = self.checker.baseline(case.function, inputs.args, self.reference)
+            self._prepared[case.name] = (inputs, expected, baseline)
+        return self._prepared[case.name]
+
+    def run(self, case: Case, device: str, worker: Worker) -> CaseResult:
+        """Run one case in the worker and turn its reply into a verdict."""
+        inputs, expected, baseline = self.prepare(case)
+        audits = _as_list(case.params.get("audit", []))
+        shared = shared_inputs.share(_laid_out(inputs.args, inputs.layout))
+        task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
+                "size": shared.size, "device": device, "audit": audits,
+                "key_length": self.checker.total_key_length(case.function, inputs.args)}
+        # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
+        reply_limit = 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
+        if MEMORY_AUDIT in audits:
+            worker.reset_memory_peak()
+        try:
+            raw = worker.run(task, [shared.fd], len(shared.specs), case.time_limit or self.exercise.time_limit,
+                             reply_limit)
+            modified = shared.changed()
+        finally:
+            shared.close()
+        result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
+                            inputs="" if case.hidden else inputs.summary, seconds=raw.seconds)
+        if not case.hidden:
+            result.stdout, result.stderr = inert(raw.stdout), inert(raw.stderr)
+        self._judge(case, inputs, expected, baseline, raw, result, modified, device)
+        if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.exercise.mistakes.is_dir():
+            # Loaded only when something failed (or raised), so that a passing submission stays fast.
+            from grader.diagnosis import diagnose
+
+            result.diagnosis = diagnose(self, case, raw, result)
+        return result
+
+    def _judge(self, case: Case, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
+               result: CaseResult, modified: list[int], device: str) -> None:
+        from grader import audits, compare
+
+        limit = case.time_limit or self.exercise.time_limit
+        reply = raw.reply
+        if raw.kind == "returned":
+            names = self.checker.input_names(case.function, inputs.args)
+            changed = sorted(set(modified) | set(reply.observations.get("version_changed", [])))
+            violation = audits.inputs_modified(names, changed) or audits.memory(
+                _as_list(case.params.get("audit", [])), case.function, inputs.args, raw.peak_bytes,
+                reply.observations, self.checker)
+            if violation:
+                result.message = violation.message
+                result.extra["violates"] = violation.kind
+                return
+            verdict = compare.compare_outputs(reply.value, self.checker.OUTPUT_NAMES[case.function],
+                                              expected, inputs.args[0].dtype, device, baseline)
+            result.outcome = Outcome.PASSED if verdict.passed else Outcome.FAILED
+            result.message = inert(verdict.message)
+            result.details = [] if case.hidden else [inert(line) for line in verdict.details]
+            return
+        exception = inert(reply.exception) if reply else ""
+        if raw.kind == "not-attempted":
+            result.outcome = Outcome.NOT_ATTEMPTED
+            result.message = f"{case.function} raises NotImplementedError: it is not written yet"
+        elif raw.kind == "raised":
+            result.outcome = Outcome.ERROR
+            message = inert(reply.message)
+            # A hidden case never echoes learner text: an exception message could carry the hidden inputs.
+            result.message = f"raised {exception}" + ("" if case.hidden or not message else f": {message}")
+        elif raw.kind == "out-of-memory":
+            result.outcome = Outcome.OUT_OF_MEMORY
+            on = "the GPU" if exception == "OutOfMemoryError" else "memory"
+            result.message = (f"ran out of {on} ({inert(raw.detail) or exception}); the limit is "
+                              f"{self.exercise.memory_limit_mb} MiB for your code's processes together: look for "
+                              f"tensors kept alive in a list, or a loop that allocates without end")
+        elif raw.kind == "timed-out":
+            result.outcome = Outcome.TIMED_OUT
+            result.message = (f"did not finish within the {limit:g} s limit ({raw.detail}; look for a loop that "
+                              f"never ends)")
+        else:
+            result.outcome = Outcome.CRASHED
+            result.message = f"crashed: {raw.detail or 'the worker process ended'}"
+            result.message += CRASH_HINTS.get(raw.signal.split(" ")[0], "")
+        if not case.hidden and reply is not None:
+            result.traceback = inert(reply.traceback)
+
+    def load_error(self, loaded: RawResult) -> str:
+        """One clear message for a file that could not be imported, naming file, line and text."""
+        name = self.learner_name
+        body = loaded.loaded
+        if loaded.kind == "load-error" and body is not None:
+            where = f"{name}:{body.line}" if body.line else name
+            text = f"\n    {inert(body.text)}" if body.text else ""
+            tail = f"\n{inert(body.traceback)}" if body.traceback else ""
+            return (f"{where}: your file could not be imported: {inert(body.exception)}: {inert(body.message)}"
+                    f"{text}{tail}")
+        if loaded.kind == "timed-out":
+            return f"{name}: importing your file took longer than {self.exercise.time_limit:g} s ({loaded.detail})"
+        if loaded.kind == "out-of-memory":
+            return f"{name}: importing your file ran out of memory ({loaded.detail})"
+        return f"{name}: {inert(loaded.detail) or 'the worker process ended while importing your file'}"
+
+
+def _as_list(value: Any) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def _laid_out(args: list[Any], layout: str) -> list[Any]:
+    """Inputs as the learner receives them: contiguous, or the same values stored transposed."""
+    import torch
+
+    def one(value: Any) -> Any:
+        if isinstance(value, list):
+            return [one(item) for item in value]
+        if isinstance(value, torch.Tensor) and layout == "transposed" and value.dim() >= 2:
+            # Same values, but stored transposed: strides that a learner's code must not assume.
+            return value.transpose(-2, -1).contiguous().transpose(-2, -1)
+        return value
+
+    return [one(value) for value in args]
