@@ -1,10 +1,17 @@
-"""The grader's side of the audits: what the worker observed around a call becomes a verdict here."""
+"""The rules around the learner's call, judged here from what the kernel measured and what the grader handed over.
+
+Memory is measured by the kernel for the whole sandbox (a cgroup's peak, or the processes' peak
+resident memory), so it holds whatever library the learner's code uses, NumPy included. What
+the worker itself observed (its dispatch-mode audit) only explains a verdict, never makes one.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
+
+MIB = 1 << 20
 
 
 @dataclass
@@ -16,37 +23,35 @@ class Violation:
 
 
 def inputs_modified(names: list[str], modified: list[int]) -> Violation | None:
-    """A function that changed an input in place."""
+    """A function that changed an input in place (seen in the shared pages the grader owns)."""
     if not modified:
         return None
-    return Violation("inputs-modified", f"modified its input {names[modified[0]]} in place: inputs must stay "
-                                        f"unchanged (a chunk from a ring neighbour is passed on as it came)")
+    which = ", ".join(names[index] if index < len(names) else f"input {index}" for index in modified[:3])
+    return Violation("inputs-modified", f"modified its input {which} in place: inputs must stay unchanged "
+                                        f"(a chunk from a ring neighbour is passed on as it came)")
 
 
-def check(audit: list[str], function: str, args: list[Any], observations: dict[str, Any],
-          checker: ModuleType) -> Violation | None:
-    """The first audit the observations break, if any; an audit with no observation fails (it was evaded)."""
-    if "materialization" in audit:
-        count = observations.get("materialized_count")
-        if count is None:
-            return Violation("materialization", "the materialization audit did not report: the call was not observed")
-        if count:
-            length = checker.total_key_length(function, args)
-            ops = "; ".join(observations.get("materialized") or [])
-            return Violation("materialization", (
-                f"built {count} tensor(s) spanning all {length} keys ({ops}). In ring attention no device ever "
-                f"holds every key: each holds one chunk and passes it on, because the concatenated keys and "
-                f"values, or a full row of scores, would not fit in one GPU's memory. Work on one chunk at a time "
-                f"and keep only the running output, sum and max."))
-    if "peak-memory" in audit:
-        peak = observations.get("peak_bytes")
-        if peak is None:
-            return Violation("peak-memory", "the peak-memory audit did not report: the call was not observed")
-        budget = checker.peak_budget(function, args)
-        if peak > budget:
-            return Violation("peak-memory", (
-                f"held {peak / 1024:.0f} KiB of tensors at once; this case allows {budget / 1024:.0f} KiB, about "
-                f"one chunk's work plus the inputs. Memory grew with the sequence: keep only the running "
-                f"statistics (output, sum, max) alive between chunks and let each chunk's scores be freed "
-                f"before the next one arrives."))
-    return None
+def memory(audit: list[str], function: str, args: list[Any], peak: int | None, observations: dict[str, Any],
+           checker: ModuleType) -> Violation | None:
+    """Whether the call held more memory at once than the case allows, as the kernel measured it."""
+    if "memory" not in audit:
+        return None
+    if peak is None:
+        return None
+    budget = checker.memory_budget(function, args)
+    if peak <= budget:
+        return None
+    length = checker.total_key_length(function, args)
+    held = f"held {peak / MIB:.0f} MiB at once (measured by the operating system); this case allows {budget / MIB:.0f} MiB"
+    spanning = observations.get("materialized") or []
+    if observations.get("materialized_count"):
+        return Violation("materialization", (
+            f"{held}. It built tensors spanning all {length} keys ({'; '.join(map(str, spanning[:3]))}). In ring "
+            f"attention no device ever holds every key: each holds one chunk and passes it on, because the "
+            f"concatenated keys and values, or a full row of scores, would not fit in one GPU's memory. Work on "
+            f"one chunk at a time and keep only the running output, sum and max."))
+    return Violation("peak-memory", (
+        f"{held}, far more than one chunk's work. Memory grew with the sequence: something as large as the "
+        f"scores against every key was alive at once (a list of score blocks, the full score matrix, in torch or "
+        f"NumPy). Keep only the running statistics (output, sum, max) between chunks and let each chunk's scores "
+        f"be freed before the next one arrives."))

@@ -1,4 +1,9 @@
-"""Checks that run inside the worker around the learner's call and report what they observed."""
+"""What the worker observes around the learner's call: an explanation for the grader, never a verdict.
+
+The learner's code runs in this same process and could switch this off; the grader decides
+from what the kernel measured and what it handed over (grader/audits.py), and uses these
+observations only to say what was held.
+"""
 
 from __future__ import annotations
 
@@ -13,22 +18,18 @@ MAX_REPORTED = 5  # offending ops listed per case: enough to point at the line, 
 def observe(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Watch one call; the grader reads the observations and decides what they mean."""
     observations: dict[str, Any] = {}
-    audits = set(task.get("audit") or [])
-    if not audits:
+    if "memory" not in (task.get("audit") or []):
         yield observations
         return
     # Imported only for audited cases: the dispatch mode costs time on every op it sees.
-    mode = _audit_mode(int(task.get("key_length", 0)) if "materialization" in audits else 0,
-                       "peak-memory" in audits)
+    mode = _audit_mode(int(task.get("key_length", 0)), True)
     try:
         with mode:
             yield observations
     finally:
-        if "materialization" in audits:
-            observations["materialized"] = mode.materialized[:MAX_REPORTED]
-            observations["materialized_count"] = len(mode.materialized)
-        if "peak-memory" in audits:
-            observations["peak_bytes"] = mode.peak
+        observations["materialized"] = mode.materialized[:MAX_REPORTED]
+        observations["materialized_count"] = len(mode.materialized)
+        observations["peak_bytes"] = mode.peak
 
 
 def _audit_mode(key_length: int, track_memory: bool) -> Any:
@@ -65,7 +66,7 @@ def _audit_mode(key_length: int, track_memory: bool) -> Any:
             outputs = tensors(out)
             if key_length:
                 for tensor in outputs:
-                    if tensor.dim() and key_length in tuple(tensor.shape[-2:]):
+                    if tensor.dim() and key_length in tuple(tensor.shape):
                         self.materialized.append(f"{func.overloadpacket.__name__} -> {tuple(tensor.shape)}")
             if track_memory:
                 inputs = {t.untyped_storage().data_ptr() for t in tensors((args, kwargs))}
