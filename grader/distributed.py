@@ -1,4 +1,10 @@
-"""The distributed ring suite: start N ranks, hold the whole group to one time limit, judge here."""
+"""The distributed ring suite: N ranks in one sandbox, held to one time and memory limit, judged here.
+
+The ranks share one sandbox (one PID and network namespace, so gloo can use their private
+loopback, and one cgroup). Each rank's shard reaches it over its own pipe, never through a file
+another rank could read, and the bytes the ranks moved over loopback are read from the kernel's
+counters, so a ring that never exchanged its shards cannot pass.
+"""
 
 from __future__ import annotations
 
@@ -6,37 +12,38 @@ import json
 import os
 import queue
 import secrets
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from grader import processes, ring_cases, wire
+from grader import replies, ring_cases, wire
 from grader.cases import Case
 from grader.course import Exercise
 from grader.errors import UsageError
+from grader.output import OutputCollector
 from grader.results import CaseResult, Outcome, Report
-from grader.supervisor import TORCH_IMPORT_LIMIT
+from grader.sandbox import Program, Sandbox, base_env
+from grader.supervisor import TORCH_IMPORT_LIMIT, WALL_FACTOR
 
 COMM_FRACTION = 0.5  # gloo gives up after this share of the group limit, so survivors report in time
 AFTERMATH = 1.0      # seconds the others get to report once one rank has failed outright
-POLL = 0.2
+POLL = 0.05
+RANK_REPLY_BYTES = 16 << 20
+STORE = "/tmp/grader-ring-store"
 
 
 @dataclass
 class Rank:
-    """One rank's process, its channels, and what it said or how it ended."""
+    """One rank's channels, and what it said or how it ended."""
 
     number: int
-    process: Any
     to_rank: int
     from_rank: int
-    stdout: processes.OutputCollector
-    stderr: processes.OutputCollector
+    stdout: OutputCollector
+    stderr: OutputCollector
     state: str = "starting"  # starting, importing, ready, replied, ended
     reply: dict[str, Any] = field(default_factory=dict)
     ended: str = ""
@@ -71,107 +78,144 @@ def run_case(exercise: Exercise, learner: Path, case: Case, use_cuda: bool, solu
     device = "cuda" if use_cuda else "cpu"
     result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                         inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"))
-    folder = Path(tempfile.mkdtemp(prefix="grader-ring-"))
+    sandbox = Sandbox((exercise.memory_limit_mb << 20) * world, processes=128 * world, use_cuda=use_cuda,
+                      loopback=True, hide=(exercise.root,))
     ranks: list[Rank] = []
+    traffic = None
     try:
-        for number in range(world):
-            ranks.append(_start(exercise, learner, number, inputs, folder, use_cuda, limit))
-        _supervise(ranks, limit, exercise.time_limit, exercise.memory_limit_mb << 20)
+        ranks = _start(exercise, sandbox, learner, inputs, use_cuda, limit)
+        _supervise(ranks, sandbox, inputs, limit, exercise.time_limit, world)
+        traffic = sandbox.loopback_bytes()
     finally:
+        sandbox.kill()
         for rank in ranks:
             _stop(rank)
-        shutil.rmtree(folder, ignore_errors=True)
+        sandbox.close()
     result.stdout = _joined(ranks, "stdout")
     result.stderr = _joined(ranks, "stderr")
     from grader.ring_verdict import judge
 
-    judge(ranks, inputs, limit, exercise, result)
+    judge(ranks, inputs, limit, exercise, result, traffic)
     return result
 
 
-def _start(exercise: Exercise, learner: Path, number: int, inputs: Any, folder: Path, use_cuda: bool,
-           limit: float) -> Rank:
-    shard = {"query": inputs.queries[number], "key": inputs.keys[number], "value": inputs.values[number]}
-    (folder / f"inputs-{number}").write_bytes(wire.encode(shard))
-    to_rank_r, to_rank = os.pipe()
-    from_rank, from_rank_w = os.pipe()
-    config = {
-        "learner": str(learner), "rank": number, "world_size": len(inputs.queries),
-        "shards": [key.shape[-2] for key in inputs.keys], "inputs": str(folder / f"inputs-{number}"),
-        # A FileStore in a private folder: no port to race for, and nothing listens beyond this machine.
-        "store": str(folder / "store"), "backend": "nccl" if use_cuda else "gloo",
-        "device": f"cuda:{number}" if use_cuda else "cpu", "comm_timeout": max(1.0, COMM_FRACTION * limit),
-        "read_fd": to_rank_r, "write_fd": from_rank_w,
-        "address_space_bytes": exercise.memory_limit_mb << 20, "may_use_cuda": use_cuda,
-    }
-    process = processes.spawn([sys.executable, "-m", "grader.ring_rank", json.dumps(config)],
-                              (to_rank_r, from_rank_w), processes.child_env(GLOO_SOCKET_IFNAME="lo"), exercise.root)
-    os.close(to_rank_r)
-    os.close(from_rank_w)
-    # The ranks never write this sentinel: each collector keeps one capped segment per rank.
-    sentinel = ("\x00grader-ring-" + secrets.token_hex(8)).encode()
-    return Rank(number, process, to_rank, from_rank, processes.OutputCollector(process.stdout, sentinel),
-                processes.OutputCollector(process.stderr, sentinel))
+def _start(exercise: Exercise, sandbox: Sandbox, learner: Path, inputs: Any, use_cuda: bool,
+           limit: float) -> list[Rank]:
+    inside = sandbox.add_file(learner)
+    store = STORE if sandbox.namespaces else str(sandbox.shared_folder("store"))
+    programs, ranks, close = [], [], []
+    world = len(inputs.queries)
+    null = os.open(os.devnull, os.O_RDONLY)
+    close.append(null)
+    sentinel = ("\x00grader-ring-" + secrets.token_hex(8)).encode()  # never written: one segment per rank
+    for number in range(world):
+        to_rank_read, to_rank = os.pipe()
+        from_rank, from_rank_write = os.pipe()
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        close += [to_rank_read, from_rank_write, out_write, err_write]
+        config = {
+            "learner": inside, "rank": number, "world_size": world,
+            "shards": [key.shape[-2] for key in inputs.keys], "store": store,
+            "backend": "nccl" if use_cuda else "gloo", "device": f"cuda:{number}" if use_cuda else "cpu",
+            "comm_timeout": max(1.0, COMM_FRACTION * limit), "threads": max(1, (os.cpu_count() or 1) // world),
+        }
+        programs.append(Program([sys.executable, "-m", "grader.ring_rank", json.dumps(config)],
+                                base_env(GLOO_SOCKET_IFNAME="lo"),
+                                {0: null, 1: out_write, 2: err_write, 3: to_rank_read, 4: from_rank_write}))
+        os.set_blocking(to_rank, False)
+        ranks.append(Rank(number, to_rank, from_rank, OutputCollector(os.fdopen(out_read, "rb", buffering=0), sentinel),
+                          OutputCollector(os.fdopen(err_read, "rb", buffering=0), sentinel)))
+    try:
+        sandbox.start(programs)
+    finally:
+        for fd in close:
+            os.close(fd)
+    return ranks
 
 
-def _supervise(ranks: list[Rank], limit: float, import_limit: float, memory_limit: int) -> None:
+def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: Any, limit: float, import_limit: float,
+               world: int) -> None:
     """Collect replies until all are in, one rank fails outright (then briefly more), or time runs out."""
     inbox: queue.Queue = queue.Queue()
     for rank in ranks:
-        rank.reader = threading.Thread(target=_read, args=(rank, inbox), daemon=True)
+        rank.reader = threading.Thread(target=_read, args=(rank, inbox, world), daemon=True)
         rank.reader.start()
     now = time.monotonic()
     deadline, phase = now + TORCH_IMPORT_LIMIT, "torch"
+    cpu_start, cpu_limit = 0.0, float("inf")
     while any(rank.state not in ("replied", "ended") for rank in ranks):
         try:
             number, message = inbox.get(timeout=POLL)
-            _receive(ranks[number], message)
+            _receive(ranks[number], message, sandbox, inputs)
         except queue.Empty:
             pass
+        sandbox.poll_status()
         now = time.monotonic()
         for rank in ranks:
-            if rank.state not in ("replied", "ended") and processes.group_rss_bytes(rank.process.pid) > memory_limit:
-                rank.state, rank.ended = "ended", f"out-of-memory:{memory_limit >> 20}"
+            if rank.state not in ("replied", "ended") and rank.number in sandbox.exits and rank.reader is not None \
+                    and not rank.reader.is_alive():
+                rank.state, rank.ended = "ended", sandbox.exits[rank.number]
+        if sandbox.oom_killed() or (not sandbox.memory_limited_by_kernel
+                                    and sandbox.memory_bytes_now() > sandbox.memory_bytes):
+            for rank in ranks:
+                if rank.state not in ("replied", "ended"):
+                    rank.state, rank.ended = "ended", f"out-of-memory:{sandbox.memory_bytes >> 20}"
+            sandbox.kill()
+            return
         # The clock that matters moves on once every rank has passed the phase before it.
         if phase == "torch" and all(rank.state != "starting" for rank in ranks):
-            deadline, phase = now + import_limit + max(1.0, COMM_FRACTION * limit), "import"
+            deadline, phase = now + (import_limit + max(1.0, COMM_FRACTION * limit)) * WALL_FACTOR, "import"
         if phase == "import" and all(rank.state not in ("starting", "importing") for rank in ranks):
-            deadline, phase = now + limit, "ring"
+            deadline, phase = now + limit * WALL_FACTOR, "ring"
+            cpu_start, cpu_limit = sandbox.cpu_seconds(), limit * world
         if any(_failed_outright(rank) for rank in ranks) and phase != "aftermath":
             deadline, phase = min(deadline, now + AFTERMATH), "aftermath"
-        if now >= deadline:
+        if now >= deadline or sandbox.cpu_seconds() - cpu_start > cpu_limit:
             for rank in ranks:
                 if rank.state not in ("replied", "ended"):
                     rank.ended = f"timeout:{rank.state}"
             return
 
 
-def _read(rank: Rank, inbox: queue.Queue) -> None:
-    reader = wire.MessageReader(rank.from_rank)
+def _read(rank: Rank, inbox: queue.Queue, world: int) -> None:
+    """One rank's messages, each checked; anything malformed ends the conversation with that rank."""
+    reader = wire.MessageReader(rank.from_rank, RANK_REPLY_BYTES)
     while True:
         try:
-            inbox.put((rank.number, reader.read()))
+            body, tensors = reader.read()
+            inbox.put((rank.number, replies.parse_rank(body, tensors, world)))
         except (wire.ChannelClosed, OSError):
             inbox.put((rank.number, {"kind": "closed"}))
             return
         except wire.BadMessage as error:
             inbox.put((rank.number, {"kind": "closed", "detail": f"sent a malformed reply ({error})"}))
             return
+        except Exception as error:  # noqa: BLE001  (whatever a rank sends, this thread ends quietly)
+            inbox.put((rank.number, {"kind": "closed", "detail": f"sent an unreadable reply ({type(error).__name__})"}))
+            return
 
 
-def _receive(rank: Rank, message: dict[str, Any]) -> None:
+def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: Any) -> None:
+    from grader.text import inert
+
+    message = {key: inert(value) if isinstance(value, str) else value for key, value in message.items()}
     kind = message.get("kind")
-    if kind == "torch-ready":
+    if kind == "torch-ready" and rank.state == "starting":
         rank.state = "importing"
-    elif kind == "ready":
+        shard = [inputs.queries[rank.number], inputs.keys[rank.number], inputs.values[rank.number]]
+        try:  # the grader's go, with this rank's own shard: no other rank ever sees it
+            wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5, tensors=shard)
+        except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
+            rank.state, rank.ended = "ended", "stopped reading its pipe"
+    elif kind == "ready" and rank.state == "importing":
         rank.state = "ready"
     elif kind == "closed":
         if rank.state != "replied":
-            try:
-                rank.process.wait(timeout=2)
-            except Exception:  # noqa: BLE001  (it closed its channel but lives: killed in _stop)
-                pass
-            rank.state, rank.ended = "ended", message.get("detail") or processes.signal_name(rank.process.poll())
+            how = sandbox.wait_exit(rank.number, 2.0)
+            rank.state, rank.ended = "ended", message.get("detail") or how or "killed"
+    elif kind in ("torch-ready", "ready"):
+        rank.state, rank.ended = "ended", "sent a message out of turn (a protocol violation)"
     elif rank.state != "replied":
         rank.state, rank.reply = "replied", message
 
@@ -185,13 +229,11 @@ def _failed_outright(rank: Rank) -> bool:
 
 
 def _stop(rank: Rank) -> None:
-    """Closing its inbound pipe lets a rank that replied leave on its own; the group is killed either way."""
+    """Close the grader's ends once the sandbox is gone; never close an fd another thread still reads."""
     try:
         os.close(rank.to_rank)
     except OSError:
         pass
-    processes.kill_group(rank.process, grace=0.3)
-    # Close the reply pipe only once its reader has seen the end: never close an fd another thread reads.
     if rank.reader is not None:
         rank.reader.join(timeout=2)
     if rank.reader is None or not rank.reader.is_alive():
@@ -203,8 +245,10 @@ def _stop(rank: Rank) -> None:
 
 def _joined(ranks: list[Rank], stream: str) -> str:
     """Every rank's output, each line marked with the rank that printed it."""
+    from grader.text import inert
+
     parts = []
     for rank in ranks:
-        text = getattr(rank, stream).take(0.5)
+        text = inert(getattr(rank, stream).take(0.5))
         parts += [f"[rank {rank.number}] {line}" for line in text.splitlines()]
     return "\n".join(parts) + ("\n" if parts else "")

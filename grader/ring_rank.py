@@ -1,9 +1,10 @@
 """One rank of the distributed ring: runs the learner's chunk functions while key/value shards travel.
 
-Started by grader/distributed.py as `python -m grader.ring_rank CONFIG_JSON`, one process per
-rank. It reads its shards from a file the grader wrote, joins the process group, and reports
-(over a pipe, with grader/wire.py) its normalized output and what each step sent and took.
-Everything here runs beside untrusted code, so nothing here decides pass or fail.
+Started by grader/distributed.py in a sandbox shared with the other ranks, as
+`python -m grader.ring_rank CONFIG_JSON`. Its own shard arrives over its pipe (descriptor 3)
+with the grader's go; it joins the process group, runs the ring, and reports (descriptor 4)
+its normalized output and what each step sent and took. Everything here runs beside untrusted
+code, so nothing here decides pass or fail.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from grader import wire
-from grader.worker import describe_exception, load_learner, send_reply, set_limits
+from grader.worker import REPLY_FD, describe_exception, load_learner, send, warm_up
+
+SHARD_FD = 3
 
 
 class LearnerFailure(Exception):
@@ -30,48 +33,53 @@ class LearnerFailure(Exception):
 
 
 def main(config: dict[str, Any]) -> None:
-    """Limits, torch, the learner's file, the process group, the ring; then wait to be stopped."""
-    write_fd, read_fd = config["write_fd"], config["read_fd"]
-    set_limits(config)
+    """Torch, the grader's go with this rank's shard, the learner's file, the process group, the ring; then wait."""
     import torch
     import torch.distributed as dist
 
     # N ranks share the machine's cores: one rank per core's worth of threads avoids oversubscription.
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // config["world_size"]))
-    wire.write_message(write_fd, {"kind": "torch-ready"})
+    torch.set_num_threads(config["threads"])
+    warm_up(torch)
+    send(REPLY_FD, {"kind": "torch-ready"})
+    reader = wire.MessageReader(SHARD_FD, 16 << 20)
+    body, shard = reader.read()  # from the grader: trusted
+    if body.get("kind") != "go":
+        os._exit(0)
     learner = Path(config["learner"])
     module, load_error = load_learner(learner)
     if load_error:
-        wire.write_message(write_fd, {"kind": "load-error", **load_error})
+        _flush()
+        send(REPLY_FD, {"kind": "load-error", **load_error})
+        _wait_for_stop(reader)
         return
     device = config["device"]
-    shard = wire.decode(Path(config["inputs"]).read_bytes()[8:])  # written by the grader: trusted
     if device.startswith("cuda"):
         torch.cuda.set_device(device)
-    query, key, value = (shard[name].tensor.to(device) for name in ("query", "key", "value"))
+    query, key, value = (tensor.tensor.to(device) for tensor in shard)
     try:
         dist.init_process_group(config["backend"], store=dist.FileStore(config["store"], config["world_size"]),
                                 rank=config["rank"], world_size=config["world_size"],
                                 timeout=timedelta(seconds=config["comm_timeout"]))
     except Exception as error:  # noqa: BLE001  (a peer never arrived: the grader names which)
         _flush()
-        wire.write_message(write_fd, _communication_error(error, "joining the process group"))
-        _wait_for_stop(read_fd)
+        send(REPLY_FD, _communication_error(error, "joining the process group"))
+        _wait_for_stop(reader)
         return
-    wire.write_message(write_fd, {"kind": "ready"})
+    send(REPLY_FD, {"kind": "ready"})
+    tensors: list[Any] = []
     try:
-        reply = run_ring(module, query, key, value, config)
+        reply = run_ring(module, query, key, value, config, tensors)
     except LearnerFailure as failure:
         reply = {**describe_exception(failure.error, learner, failure.seconds, device), "phase": "learner"}
     except Exception as error:  # noqa: BLE001  (gloo/NCCL errors: a peer failed or timed out)
         reply = _communication_error(error, "exchanging shards")
     _flush()
-    send_reply(write_fd, reply, phase="learner")
+    send(REPLY_FD, reply, tensors=tensors)
     # Stay in the group until the grader has every reply: leaving early could cut a peer's last receive.
-    _wait_for_stop(read_fd)
+    _wait_for_stop(reader)
 
 
-def run_ring(module: Any, query: Any, key: Any, value: Any, config: dict[str, Any]) -> dict[str, Any]:
+def run_ring(module: Any, query: Any, key: Any, value: Any, config: dict[str, Any], tensors: list) -> dict[str, Any]:
     """N steps: post the next shard's send/recv, compute and merge on the current one, then wait."""
     import torch
     import torch.distributed as dist
@@ -112,10 +120,11 @@ def run_ring(module: Any, query: Any, key: Any, value: Any, config: dict[str, An
             current_key, current_value = next_key, next_value
     try:  # the merged state's shapes come from learner code, so a mismatch here is the learner's
         output = state[0] / state[1]
+        tensors.append(output.detach().cpu())
     except Exception as error:  # noqa: BLE001
         raise LearnerFailure(error, time.perf_counter() - started) from None
-    return {"kind": "returned", "value": {"type": "tensor", "value": output}, "steps": steps,
-            "seconds": time.perf_counter() - started}
+    return {"kind": "returned", "value": {"type": "tensor", "ref": 0, "device": str(output.device)}, "steps": steps,
+            "seconds": time.perf_counter() - started, "phase": "learner"}
 
 
 def _function(module: Any, name: str) -> Any:
@@ -160,9 +169,9 @@ def _flush() -> None:
             pass
 
 
-def _wait_for_stop(read_fd: int) -> None:
+def _wait_for_stop(reader: wire.MessageReader) -> None:
     try:
-        wire.read_message(read_fd)
+        reader.read()
     except (wire.ChannelClosed, wire.BadMessage, OSError):
         pass
 

@@ -8,8 +8,12 @@ from grader.course import Exercise
 from grader.results import CaseResult, Outcome
 
 
-def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, result: CaseResult) -> None:
-    """Fill in `result`: the first cause found (in order of blame), or the comparison of every rank's output."""
+def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, result: CaseResult,
+          traffic: int | None = None) -> None:
+    """Fill in `result`: the first cause found (in order of blame), or the comparison of every rank's output.
+
+    `traffic` is the bytes the kernel counted on the ranks' own loopback (None without one).
+    """
     result.extra = {"ring": ring_table(ranks, inputs)} if any(r.reply.get("steps") for r in ranks) else {}
     replied = [rank for rank in ranks if rank.state == "replied"]
     own = [rank for rank in replied if rank.reply.get("kind") != "returned"
@@ -31,7 +35,7 @@ def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, resul
     elif ended:
         rank = ended[0]
         result.outcome = Outcome.OUT_OF_MEMORY
-        result.message = (f"rank {rank.number} used more than {rank.ended.split(':')[1]} MiB: "
+        result.message = (f"the ranks used more than {rank.ended.split(':')[1]} MiB together: "
                           f"the limit is {exercise.memory_limit_mb} MiB per rank")
     elif silent:
         _silent(silent, bool(waited), len(ranks), limit, exercise, result)
@@ -41,8 +45,19 @@ def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, resul
         result.message = f"rank {rank.number} failed: {rank.reply.get('exception')}: {rank.reply.get('message')}"
     else:
         _compare(ranks, inputs, result)
+        if result.passed and traffic is not None and traffic < _shard_bytes(inputs):
+            result.outcome = Outcome.FAILED
+            result.message = (f"the ranks moved only {traffic} bytes between them (counted by the kernel); passing "
+                              f"every key and value shard around the ring needs at least {_shard_bytes(inputs)}")
         return
     result.details = [line for rank in ranks if (line := _rank_line(rank))]
+
+
+def _shard_bytes(inputs: Any) -> int:
+    """What a ring must move: each rank receives every other rank's keys and values once."""
+    world = len(inputs.keys)
+    total = sum(t.numel() * t.element_size() for t in (*inputs.keys, *inputs.values))
+    return (world - 1) * total
 
 
 def _own_failure(rank: Any, exercise: Exercise, result: CaseResult) -> None:
