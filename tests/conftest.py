@@ -1,8 +1,12 @@
-"""Shared fixtures: a private copy of the course per test, so progress files never touch the checkout."""
+"""Shared fixtures: a private copy of the course per test, and a look at this test run's own processes."""
 
 from __future__ import annotations
 
+import ctypes
+import os
 import shutil
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,52 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SUBMISSIONS = FIXTURES / "submissions"
+PR_SET_CHILD_SUBREAPER = 36
+
+# Orphans of anything this test run starts (a daemon that double-forked out of a sandbox that failed to
+# hold it) become children of this process, so a test can find them among its own descendants.
+if sys.platform.startswith("linux"):
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def own_processes() -> dict[int, str]:
+    """pid -> command line of every live (not zombie) descendant of this test process."""
+    found: dict[int, str] = {}
+    queue = [os.getpid()]
+    while queue:
+        pid = queue.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as handle:
+                    children = [int(child) for child in handle.read().split()]
+            except OSError:
+                continue
+            for child in children:
+                try:
+                    with open(f"/proc/{child}/stat", "rb") as handle:
+                        state = handle.read().rsplit(b")", 1)[1].split()[0]
+                    with open(f"/proc/{child}/cmdline", "rb") as handle:
+                        command = handle.read().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:
+                    continue
+                if state != b"Z":
+                    found[child] = command
+                queue.append(child)
+    return found
+
+
+def survivors(before: dict[int, str], wait: float = 3.0) -> list[str]:
+    """Descendants that appeared since `before` and are still alive after `wait` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        left = [command for pid, command in own_processes().items() if pid not in before]
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -30,3 +80,15 @@ def exercise(course: Path):
     from grader.course import find_exercise
 
     return find_exercise(course, None)
+
+
+@pytest.fixture
+def unsandboxed(monkeypatch: pytest.MonkeyPatch):
+    """Learner code run without namespaces, as on a machine that has none (macOS, a locked-down container)."""
+    from grader import sandbox
+
+    monkeypatch.setenv(sandbox.SETTING, "off")
+    sandbox.support.cache_clear()
+    yield
+    monkeypatch.delenv(sandbox.SETTING)
+    sandbox.support.cache_clear()

@@ -1,4 +1,4 @@
-"""The audits around the learner's call: materialization and peak memory, judged in the grader."""
+"""The memory rule around the learner's call: measured by the kernel, judged in the grader, explained by the worker."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.cases import load_suites
-from grader.checkers import get_checker, ring_attention
+from grader.checkers import ring_attention
 from grader.course import load_course
-from grader.grading import Judge
-from grader.results import CaseResult
+from grader.grading import load_reference, load_trusted
+from grader.judge import Judge
+from grader.results import CaseResult, Outcome
 from grader.supervisor import Worker
 
 REPO = Path(__file__).resolve().parent.parent
@@ -19,15 +19,14 @@ EXERCISE = load_course(REPO)[0]
 
 
 def audited_results(path: Path) -> dict[str, CaseResult]:
-    """Run only the hidden suite's audited cases on `path`, in one worker."""
-    checker = get_checker(EXERCISE.checker)
-    cases = [case for case in load_suites(EXERCISE.examples, EXERCISE.hidden_files(), checker.FUNCTIONS,
-                                          checker.validate, True) if case.params.get("audit")]
+    """Run only the hidden suite's memory-audited cases on `path`, in one worker."""
+    trusted = load_trusted(EXERCISE, "submit", False)
+    cases = [case for case in trusted.cases if "memory" in case.params.get("audit", [])]
     worker = Worker(path.resolve(), EXERCISE.root, EXERCISE.memory_limit_mb, use_cuda=False)
     worker.start()
     try:
+        judge = Judge(EXERCISE, trusted.checker, path.name, load_reference(EXERCISE))
         assert worker.wait_ready(EXERCISE.time_limit).kind == "ready"
-        judge = Judge(EXERCISE, checker, path)
         return {case.name: judge.run(case, "cpu", worker) for case in cases}
     finally:
         worker.stop()
@@ -39,34 +38,44 @@ def reference() -> dict[str, CaseResult]:
 
 
 def test_reference_passes_every_audit(reference):
-    assert len(reference) >= 3
+    assert len(reference) >= 1
     assert all(result.passed for result in reference.values()), {n: r.message for n, r in reference.items()}
 
 
-def test_concatenating_fails_materialization():
-    results = audited_results(FIXTURES / "concatenating.py")
-    result = results["ring-never-holds-all-keys"]
-    assert not result.passed
-    assert result.extra["violates"] == "materialization"
-    assert "spanning all 23 keys" in result.message and "cat -> (2, 23, 4)" in result.message
-    assert "no device ever holds every key" in result.message
+def test_concatenating_fails_and_is_explained():
+    (result,) = audited_results(FIXTURES / "concatenating.py").values()
+    assert result.outcome is Outcome.FAILED and result.extra["violates"] == "materialization"
+    assert "(measured by the operating system)" in result.message
+    assert "spanning all 65537 keys" in result.message and "cat -> (65537, 4)" in result.message
 
 
-def test_keep_all_blocks_fails_peak_memory():
-    results = audited_results(FIXTURES / "keep_all_blocks.py")
-    result = results["ring-keeps-only-running-statistics"]
-    assert not result.passed and result.extra["violates"] == "peak-memory"
-    assert "keep only the running statistics" in result.message
-    # It never builds a tensor over all keys, so the materialization audit alone lets it through.
-    assert results["ring-never-holds-all-keys"].passed
+@pytest.mark.parametrize("name", ["keep_all_blocks", "numpy_full_matrix", "scores_on_dim_minus_3", "evades_the_audit"])
+def test_holding_every_score_fails_whatever_builds_it(name):
+    """NumPy, an odd axis or a switched-off audit: the kernel counts the memory all the same."""
+    (result,) = audited_results(FIXTURES / f"{name}.py").values()
+    assert result.outcome is Outcome.FAILED, result.message
+    assert result.extra["violates"] in ("peak-memory", "materialization")
+    held = int(result.message.split("held ", 1)[1].split(" MiB")[0])
+    allowed = int(result.message.split("this case allows ", 1)[1].split(" MiB")[0])
+    assert held > 2 * allowed
+
+
+def test_the_budget_leaves_room_for_honest_code(reference):
+    """The reference holds well under the budget: the rule does not sit on the edge of correct code."""
+    from grader.grading import load_trusted
+
+    trusted = load_trusted(EXERCISE, "submit", False)
+    (case,) = [case for case in trusted.cases if "memory" in case.params.get("audit", [])]
+    args = ring_attention.build_inputs(case.function, case.params).args
+    assert ring_attention.memory_budget(case.function, args) < 256 << 20
 
 
 def test_audited_case_needs_a_unique_prime():
-    base = {"lq": 3, "d": 4, "dv": 5, "audit": ["materialization"]}
+    base = {"lq": 3, "d": 4, "dv": 5, "audit": ["memory"]}
     ring_attention.validate("ring_attention", {**base, "chunks": [7, 6, 10]})
     with pytest.raises(ValueError, match="prime"):
         ring_attention.validate("ring_attention", {**base, "chunks": [8, 8]})
     with pytest.raises(ValueError, match="dv also has length 5"):
         ring_attention.validate("ring_attention", {**base, "chunks": [2, 3]})
     with pytest.raises(ValueError, match="ring_attention only"):
-        ring_attention.validate("attention_chunk_stats", {"lk": 7, "audit": ["peak-memory"]})
+        ring_attention.validate("attention_chunk_stats", {"lk": 7, "audit": ["memory"]})

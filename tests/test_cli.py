@@ -122,15 +122,19 @@ def test_syntax_error_names_file_line_and_text(course, capsys) -> None:
     assert "grader/" not in out  # no grader frames
 
 
-def test_cuda_only_without_cuda_is_skipped(course, capsys) -> None:
+def test_cuda_only_without_cuda_is_a_usage_error(course, capsys) -> None:
+    """A run in which nothing can run is never a pass: it stops before anything runs."""
+    import pytest
     import torch
 
     if torch.cuda.is_available():
-        return
-    code, out = run(capsys, "run", "--device", "cuda", "--file", str(SOLUTION), "--no-record")
-    assert code == 0
-    assert "CUDA skipped" in out
-    assert out.rstrip().splitlines()[-1] == "0 passed, 0 failed, 7 skipped"
+        pytest.skip("CUDA is present here")
+    for command in ("run", "submit"):
+        code, out = run(capsys, command, "--device", "cuda", "--file", str(SOLUTION))
+        assert code == 2
+        assert out.strip() == ("error: --device cuda: torch.cuda.is_available() is False on this machine; "
+                               "use --device cpu or all")
+    assert not (course / ".grader" / "state.json").exists()
 
 
 def test_python_dash_m_grader_works(course) -> None:
@@ -162,7 +166,7 @@ def test_cuda_cases_run_on_cuda_when_present(course, capsys, tmp_path) -> None:
     import torch
 
     if not torch.cuda.is_available():
-        pytest.skip("no CUDA device: the CUDA path is covered by test_cuda_only_without_cuda_is_skipped")
+        pytest.skip("no CUDA device: the CUDA path is covered by test_cuda_only_without_cuda_is_a_usage_error")
     results = tmp_path / "cuda.json"
     code, out = run(capsys, "submit", "--device", "cuda", "--file", str(SOLUTION), "--json", str(results),
                     "--no-record")

@@ -1,4 +1,4 @@
-"""Diagnosis: loaded only when something failed, and silent when no catalogued mistake agrees."""
+"""Diagnosis: loaded before any learner code, silent when no catalogued mistake agrees, never for an overflow."""
 
 from __future__ import annotations
 
@@ -14,13 +14,30 @@ EXERCISE = load_course(REPO)[0]
 REFERENCE = EXERCISE.solution.read_text(encoding="utf-8")
 
 
-def test_a_passing_run_never_loads_the_diagnosis():
+def test_the_catalogue_is_loaded_before_the_learners_file():
+    """Trusted first: a module the grader would import after the learner's code ran could be the learner's."""
     code = ("import sys; from pathlib import Path; from grader.course import load_course; "
-            "from grader.grading import grade; ex = load_course(Path('.'))[0]; "
-            "r = grade(ex, ex.solution, 'run', 'cpu'); assert r.status == 'passed'; "
-            "print('grader.diagnosis' in sys.modules)")
+            "from grader import grading, supervisor; ex = load_course(Path('.'))[0]; "
+            "ready = supervisor.Worker.wait_ready\n"
+            "def check(self, limit):\n"
+            "    if self.load_result is None:\n"
+            "        d = sys.modules.get('grader.diagnosis')\n"
+            "        print('catalogue' if d and d._CATALOGUES else 'none', 'diagnosis' if d else 'none')\n"
+            "    return ready(self, limit)\n"
+            "supervisor.Worker.wait_ready = check\n"
+            "r = grading.grade(ex, ex.solution, 'run', 'cpu'); assert r.status == 'passed'")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.split() == ["catalogue", "diagnosis"]
+
+
+def test_an_all_nan_answer_gets_its_own_diagnosis(tmp_path):
+    """Every output NaN says the arithmetic overflowed, not which catalogued mistake also overflows."""
+    wrong = tmp_path / "nan.py"
+    wrong.write_text(REFERENCE.replace("return output / total", "return output * float('nan')"), encoding="utf-8")
+    report = grade(EXERCISE, wrong, "run", "cpu")
+    failed = [r for r in report.results if r.outcome.counts_as_failure]
+    assert failed and {r.diagnosis.mistake for r in failed} == {"non-finite"}
+    assert "NaN" in failed[0].diagnosis.title
 
 
 def test_an_uncatalogued_mistake_gets_no_diagnosis(tmp_path):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import io
-import os
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import own_processes, survivors
 from grader import cli, ring_cases
 from grader.cases import Case
 from grader.course import find_exercise
@@ -37,26 +37,16 @@ def solution(exercise):
 
 @pytest.fixture(autouse=True)
 def no_rank_survives():
+    before = own_processes()
     yield
-    deadline = time.monotonic() + 2
-    while (left := _ranks_alive()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not left, f"rank processes survived: {left}"
+    assert survivors(before) == [], "processes of the ring survived"
 
 
-def _ranks_alive() -> list[int]:
-    """Pids whose command line names grader.ring_rank, read from /proc (no psutil)."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
-                if b"grader.ring_rank" in handle.read():
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
+def misbehaving(tmp_path: Path, how: str) -> Path:
+    """The misbehaving fixture with rank 1's behaviour written in (learner code sees no environment of ours)."""
+    path = tmp_path / f"ring_{how}.py"
+    path.write_text((FIXTURES / "ring_misbehaves.py").read_text().replace('HOW = "nothing"', f'HOW = "{how}"'))
+    return path
 
 
 def _case(shards: list[int], **params) -> Case:
@@ -88,13 +78,13 @@ def test_a_merge_without_rescaling_fails_with_a_clear_message(exercise, solution
     assert result.message.startswith("the output of rank 0 is wrong: largest error")
 
 
-def test_a_rank_that_hangs_is_named_and_every_rank_is_killed(exercise, solution, monkeypatch):
-    monkeypatch.setenv("RING_FIXTURE", "hang")
+@pytest.mark.parametrize("how", ["hang", "spin"])
+def test_a_rank_that_hangs_is_named_and_every_rank_is_killed(exercise, solution, tmp_path, how):
     started = time.monotonic()
-    result = run_case(exercise, FIXTURES / "ring_misbehaves.py", _case([2, 2, 2, 2], lq=2), False, solution, LIMIT)
+    result = run_case(exercise, misbehaving(tmp_path, how), _case([2, 2, 2, 2], lq=2), False, solution, LIMIT)
     assert result.outcome is Outcome.TIMED_OUT
     assert result.message == f"rank 1 did not finish within {LIMIT:g} s; the others waited for it"
-    assert "[rank 1] rank 1 is about to hang" in result.stdout
+    assert f"[rank 1] rank 1 is about to {how}" in result.stdout
     assert time.monotonic() - started < 60
 
 
@@ -103,9 +93,8 @@ def test_a_rank_that_hangs_is_named_and_every_rank_is_killed(exercise, solution,
     ("exit", Outcome.CRASHED, "rank 1 ended (exit status 3) before it finished (did your code call os._exit"),
     ("raise", Outcome.ERROR, "rank 1 raised ValueError: rank 1 does not like its chunk"),
 ])
-def test_a_rank_that_dies_or_raises_is_named(exercise, solution, monkeypatch, how, outcome, message):
-    monkeypatch.setenv("RING_FIXTURE", how)
-    result = run_case(exercise, FIXTURES / "ring_misbehaves.py", _case([2, 3]), False, solution, LIMIT)
+def test_a_rank_that_dies_or_raises_is_named(exercise, solution, tmp_path, how, outcome, message):
+    result = run_case(exercise, misbehaving(tmp_path, how), _case([2, 3]), False, solution, LIMIT)
     assert result.outcome is outcome
     assert result.message.startswith(message), result.message
 
