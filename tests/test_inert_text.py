@@ -29,7 +29,8 @@ def hostile_report() -> Report:
         CaseResult("ring-b", "examples", "ring_attention", "cpu", Outcome.ERROR,
                    message=f"your function raised Evil{HOSTILE}: {HOSTILE}",
                    details=[f"returned {HOSTILE}"],
-                   traceback=f'  File "mine.py", line 3, in ring_attention\n    raise Evil("{HOSTILE}")\nEvil{HOSTILE}\n',
+                   traceback=(f'  File "mine.py", line 3, in ring_attention\n'
+                              f'    raise Evil("{HOSTILE}")\nEvil{HOSTILE}\n'),
                    stdout=f"before\n{HOSTILE}\nafter\r\n", stderr=f"{HOSTILE}\n"),
         CaseResult("ring-secret", "hidden", "ring_attention", "cpu", Outcome.ERROR, message=HOSTILE),
     ]
@@ -115,7 +116,8 @@ def test_terminal_shows_learner_text_escaped_and_keeps_the_real_summary_last() -
     assert RAW.search(out) is None, repr(out)
     lines = out.splitlines()
     assert lines[-1] == "1 passed, 2 failed"
-    assert lines[0] == "07-ring-attention: mine\\x1b[2J\\x1b]0;title\\x07\\r7 passed, 0 failed\\u202edeliaf 0\\x08.py on examples"
+    assert lines[0] == ("07-ring-attention: mine\\x1b[2J\\x1b]0;title\\x07\\r7 passed, 0 failed\\u202edeliaf 0"
+                        "\\x08.py on examples")
     assert "        your function raised Evil\\x1b[2J" in out
     assert "        | \\x1b[2J\\x1b]0;title\\x07\\r7 passed, 0 failed\\u202edeliaf 0\\x08" in lines
     assert "        | after" in lines  # a CR-LF pair still ends a line

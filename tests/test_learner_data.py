@@ -221,3 +221,14 @@ def test_an_interrupted_save_leaves_the_state_and_no_temporary_file(course, monk
         mine.open_hint(EXERCISE, 3)
     assert mine.path.read_bytes() == before
     assert not list(mine.folder.glob("*.tmp"))
+
+
+def test_status_shows_what_it_reads_back_inert(course, capsys) -> None:
+    summary = {"when": "2026-11-30T10:15:00\x07", "file": "mine\x1b[2J\r7 passed.py", "status": "failed\u202e",
+               "passed": 1, "failed": 2, "total": 3}
+    write_state(course, json.dumps({"exercises": {EXERCISE: {"last_run": summary}}}).encode())
+    code, lines = run(capsys, "status")
+    assert code == 0
+    assert ("Last run: 2026-11-30T10:15:00\\x07: 1 passed, 2 failed of 3 (failed\\u202e), "
+            "mine\\x1b[2J\\r7 passed.py") in lines
+    assert not any(character in "\n".join(lines) for character in "\x07\x1b\r\u202e")
