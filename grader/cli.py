@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
-import time
+import threading
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from grader import __version__
+from grader import __version__, progress
 from grader.errors import GraderError
+from grader.text import inert
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +50,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; every outcome is an exit status and a clear message, never a traceback."""
+    """Run one command; every outcome is an exit status and a clear message, never a traceback.
+
+    The first SIGINT or SIGTERM stops the command as an exception would, so that its cleanup runs
+    (workers and their children are stopped); it prints `interrupted` and returns 130 or 143.
+    Further ones are ignored. The previous handlers are restored on return, except after a real
+    signal: the process is then on its way out, and one more Ctrl-C while the interpreter shuts
+    down would print a traceback."""
+    previous: dict[int, Any] = {}
+    signalled = False
+    try:
+        _catch_stop_signals(previous)
+        return _dispatch(argv)
+    except KeyboardInterrupt as stop:  # wherever it landed, the error handling included
+        if previous:
+            _ignore_stop_signals()
+        signalled = isinstance(stop, _Stopped)
+        _say("interrupted")
+        return 128 + getattr(stop, "signum", signal.SIGINT)
+    finally:
+        if not signalled:
+            for signum, handler in previous.items():
+                signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+
+def _dispatch(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command is None:
         build_parser().print_help()
@@ -54,28 +86,66 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return getattr(commands, f"cmd_{args.command}")(args, console)
     except GraderError as error:
-        console.print(f"error: {error}", markup=False, highlight=False)
+        # Messages may quote the command line or a file name: shown inert.
+        console.print(f"error: {inert(str(error))}", markup=False, highlight=False)
         return error.exit_code
-    except KeyboardInterrupt:
-        console.print("interrupted", markup=False)
-        return 130
     except Exception:  # noqa: BLE001  (the one place the grader's own failures meet the user)
         return internal_error(console)
 
 
-def internal_error(console) -> int:
-    """Say 'grader error' in one line and keep the traceback in a file for a bug report."""
-    folder = Path.cwd() / ".grader" / "crashes"
+class _Stopped(KeyboardInterrupt):
+    """Raised once, by the handler of SIGINT or SIGTERM, where the command happens to be."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _catch_stop_signals(previous: dict[int, Any]) -> None:
+    """Make SIGINT and SIGTERM stop the command; `previous` gets the handlers they had."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may set handlers; a caller elsewhere keeps its own
+
+    def stop(signum: int, frame: object) -> None:
+        # Ignored from now on, so that a second Ctrl-C cannot cut the cleanup short.
+        _ignore_stop_signals()
+        raise _Stopped(signum)
+
+    for signum in STOP_SIGNALS:
+        previous[signum] = signal.signal(signum, stop)
+
+
+def _ignore_stop_signals() -> None:
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def _say(line: str) -> None:
+    """Print one line where Rich is not at hand; a closed stdout is silenced as Rich does it."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"grader-error-{time.strftime('%Y%m%dT%H%M%S')}.txt"
+        print(line, flush=True)
+    except (OSError, ValueError):  # the reader went away (`grader run | head`)
+        try:
+            # Python flushes stdout once more at exit; into /dev/null, that cannot fail loudly.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):  # no file descriptor behind sys.stdout (tests capture it)
+            pass
+
+
+def internal_error(console: Console) -> int:
+    """Say 'grader error' in one line and keep the traceback in a file for a bug report."""
+    try:
+        # A file of its own, even for two failures in one second or two graders at once.
+        path = progress.unique_path(Path.cwd() / ".grader" / "crashes", f"grader-error-{progress.now()}", ".txt")
         path.write_text(traceback.format_exc(), encoding="utf-8")
         where = str(path.relative_to(Path.cwd()))
     except OSError:
         where = "(could not be written)"
     kind = sys.exc_info()[0].__name__
     console.print(f"grader error: the grader itself failed ({kind}); this is not about your code. "
-                  f"Report: {where}", markup=False, highlight=False)
+                  f"Report: {inert(where)}", markup=False, highlight=False)
     return EXIT_INTERNAL
 
 

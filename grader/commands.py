@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.console import Console
 from rich.markdown import Markdown
@@ -10,14 +11,30 @@ from rich.markup import escape
 
 from grader.course import check_exists, find_exercise, find_root, load_course
 from grader.errors import UsageError
-from grader.progress import Progress
+from grader.progress import Progress, ProgressError
+from grader.render_terminal import show
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
+def _progress(root: Path, console: Console) -> Progress:
+    """The learner's progress, read now, so that a state file it had to move aside is said first."""
+    progress = Progress(root)
+    progress.check()
+    _say_notes(progress, console)
+    return progress
+
+
+def _say_notes(progress: Progress, console: Console) -> None:
+    """Print what Progress noted (a state file moved aside), once."""
+    for note in progress.notes:
+        console.print(note, markup=False, highlight=False)
+    progress.notes.clear()
+
+
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
     root = find_root()
-    progress = Progress(root)
+    progress = _progress(root, console)
     for exercise in load_course(root):
         last = progress.exercise(exercise.name).get("last_submission")
         state = "accepted" if last and last["status"] == "passed" else ("submitted" if last else "not submitted")
@@ -59,7 +76,15 @@ def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     if args.json:
         write_json(report, args.json)
     if not args.no_record:
-        saved = Progress(exercise.root).record(report, report_to_json(report))
+        progress = Progress(exercise.root)
+        try:
+            saved = progress.record(report, report_to_json(report))
+        except ProgressError as error:
+            # The grading itself went fine: show it, and say in one line what was not kept.
+            saved = None
+            progress.notes.append(f"note: this {mode} was not recorded: {error}")
+        # Printed with the report's notes, so that the count line stays the last line.
+        report.notes.extend(progress.notes)
         if saved:
             report.notes.append(f"Submission recorded in {saved.relative_to(exercise.root)}.")
     renderer.finish(report)
@@ -72,7 +97,7 @@ def cmd_hint(args: argparse.Namespace, console: Console) -> int:
     if not hints:
         console.print(f"{exercise.name} has no hints.")
         return EXIT_OK
-    progress = Progress(exercise.root)
+    progress = _progress(exercise.root, console)
     already = progress.hints_opened(exercise.name)
     opened = progress.open_hint(exercise.name, len(hints))
     for number, path in enumerate(hints[:opened], start=1):
@@ -90,7 +115,7 @@ def cmd_hint(args: argparse.Namespace, console: Console) -> int:
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
     root = find_root()
     exercises = [find_exercise(root, args.exercise)] if args.exercise else load_course(root)
-    progress = Progress(root)
+    progress = _progress(root, console)
     for exercise in exercises:
         state = progress.exercise(exercise.name)
         console.print(f"[heading]{escape(exercise.name)}[/]: {escape(exercise.title)}")
@@ -102,8 +127,9 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
             entry = state.get(key)
             if entry:
                 verdict = "accepted" if key == "last_submission" and entry["status"] == "passed" else entry["status"]
-                console.print(f"{label}: {entry['when']}: {entry['passed']} passed, {entry['failed']} failed "
-                              f"of {entry['total']} ({verdict}), {escape(entry['file'])}")
+                # Read back from .grader/state.json, which anyone can edit: shown inert.
+                console.print(f"{label}: {show(entry['when'])}: {entry['passed']} passed, {entry['failed']} "
+                              f"failed of {entry['total']} ({show(verdict)}), {show(entry['file'])}")
         console.print(f"Hints opened: {state.get('hints_opened', 0)} of {len(exercise.hint_files())}")
     return EXIT_OK
 

@@ -7,17 +7,19 @@ from pathlib import Path
 from typing import Any
 
 from grader.results import CaseResult, Outcome, Report
+from grader.text import inert
 
 OUTPUT_LIMIT = 4000
 
 
 def report_to_json(report: Report) -> dict[str, Any]:
-    """A results file Gradescope accepts; `status`, `outcome`, `diagnosis` etc. are ours."""
+    """A results file Gradescope accepts; `status`, `outcome`, `diagnosis` etc. are ours.
+    Every string in it is inert: a platform may show it in a terminal or a page."""
     tests = [test_to_json(number, result) for number, result in enumerate(report.results, start=1)]
     output = report.summary_line()
     if report.load_error:
         output = report.load_error + "\n" + output
-    return {
+    return _inert_all({
         "score": float(report.passed),
         "execution_time": round(report.seconds, 3),
         "output": _limit(output),
@@ -32,10 +34,11 @@ def report_to_json(report: Report) -> dict[str, Any]:
         "notes": report.notes,
         "counts": {"passed": report.passed, "failed": report.failed, "skipped": report.skipped,
                    "total": len(report.results)},
-    }
+    })
 
 
 def test_to_json(number: int, result: CaseResult) -> dict[str, Any]:
+    """One case's entry; every string in it is inert."""
     lines = [f"{result.outcome.value}: {result.message}" if result.message else result.outcome.value]
     if not result.hidden:
         lines += [f"checks: {result.about}"] * bool(result.about)
@@ -48,7 +51,7 @@ def test_to_json(number: int, result: CaseResult) -> dict[str, Any]:
         diagnosis = {"mistake": result.diagnosis.mistake, "title": result.diagnosis.title,
                      "rationale": result.diagnosis.rationale, "help": result.diagnosis.help}
         lines.append(f"likely mistake: {result.diagnosis.title}. {result.diagnosis.help}")
-    return {
+    return _inert_all({
         "name": f"{result.name} [{result.device}]",
         "number": str(number),
         # A skipped case (no CUDA here) is worth nothing either way: it neither earns nor costs a point.
@@ -68,11 +71,24 @@ def test_to_json(number: int, result: CaseResult) -> dict[str, Any]:
         "case": result.name,
         # Suite-specific numbers, such as the distributed ring's per-rank table under "ring".
         **({"extra": result.extra} if result.extra else {}),
-    }
+    })
 
 
 def _limit(text: str) -> str:
+    # Inert before the limit, so that the limit holds for the text as written.
+    text = inert(text)
     return text if len(text) <= OUTPUT_LIMIT else text[:OUTPUT_LIMIT] + "\n[... truncated]"
+
+
+def _inert_all(value: Any) -> Any:
+    """`value` with every string in it, keys included, made inert (numbers and None as they are)."""
+    if isinstance(value, str):
+        return inert(value)
+    if isinstance(value, dict):
+        return {_inert_all(key): _inert_all(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_inert_all(item) for item in value]
+    return value
 
 
 def write_json(report: Report, path: Path) -> None:

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.theme import Theme
 
 from grader.results import CaseResult, Outcome, Report
+from grader.text import cut, inert
 
 THEME = Theme({
     "passed": "bold green", "failed": "bold red", "error": "bold magenta", "timed out": "bold yellow",
@@ -23,6 +24,7 @@ LABELS = {
     Outcome.NOT_ATTEMPTED: "TODO",
 }
 OUTPUT_LINES = 20
+OUTPUT_WIDTH = 200
 
 
 def make_console(file=None, width: int | None = None) -> Console:
@@ -45,7 +47,7 @@ class TerminalRenderer:
     def header(self, exercise: str, mode: str, file: str) -> None:
         # Printed with the first result, so that an error before any case stays one line.
         what = "examples" if mode == "run" else "every test, hidden ones included"
-        self._header = f"[heading]{escape(exercise)}[/]: {escape(file)} on {what}"
+        self._header = f"[heading]{show(exercise)}[/]: {show(file)} on {what}"
 
     def _print_header(self) -> None:
         if self._header:
@@ -56,26 +58,26 @@ class TerminalRenderer:
         self._print_header()
         style = result.outcome.value
         where = f"{result.function}, {result.device}" + (", hidden" if result.hidden else "")
-        self.console.print(f"[{style}]{LABELS[result.outcome]:<7}[/] {escape(result.name)} [muted]({where})[/]")
+        self.console.print(f"[{style}]{LABELS[result.outcome]:<7}[/] {show(result.name)} [muted]({show(where)})[/]")
         if result.extra.get("ring"):
             self._ring_table(result.extra["ring"])
         if result.outcome in (Outcome.PASSED, Outcome.SKIPPED, Outcome.NOT_ATTEMPTED):
             return
         if result.message:
-            self.console.print(f"        {escape(result.message)}")
+            self.console.print(f"        {show(result.message)}")
         if result.hidden:
             return
         if result.about:
-            self.console.print(f"        [muted]checks: {escape(result.about)}[/]")
+            self.console.print(f"        [muted]checks: {show(result.about)}[/]")
         if result.inputs:
-            self.console.print(f"        [muted]inputs: {escape(result.inputs)}[/]")
+            self.console.print(f"        [muted]inputs: {show(result.inputs)}[/]")
         for line in result.details:
-            self.console.print(f"        {escape(line)}")
+            self.console.print(f"        {show(line)}")
         if result.diagnosis:
             self._diagnosis(result)
         if result.traceback:
             self.console.print("        [muted]your code's traceback:[/]")
-            for line in result.traceback.splitlines():
+            for line in inert(result.traceback).splitlines():
                 self.console.print(f"        [code]{escape(line)}[/]")
         for name, text in (("printed", result.stdout), ("printed to stderr", result.stderr)):
             if text.strip():
@@ -100,15 +102,17 @@ class TerminalRenderer:
 
     def _diagnosis(self, result: CaseResult) -> None:
         diagnosis = result.diagnosis
-        self.console.print(f"        [diagnosis]Likely mistake: {escape(diagnosis.title)}[/]")
-        self.console.print(f"        why: {escape(diagnosis.rationale)}")
-        self.console.print(f"        help: {escape(diagnosis.help)}")
+        self.console.print(f"        [diagnosis]Likely mistake: {show(diagnosis.title)}[/]")
+        self.console.print(f"        why: {show(diagnosis.rationale)}")
+        self.console.print(f"        help: {show(diagnosis.help)}")
 
     def _output(self, name: str, text: str) -> None:
-        lines = text.rstrip("\n").splitlines()
+        # Split at newlines only: a carriage return or form feed is the learner's character, shown
+        # escaped on its line, not a line break of ours (a CR-LF pair still ends a line).
+        lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
         self.console.print(f"        [muted]your code {name}:[/]")
         for line in lines[:OUTPUT_LINES]:
-            self.console.print(f"        | {escape(line[:200])}")
+            self.console.print(f"        | {show(cut(line, OUTPUT_WIDTH))}")
         if len(lines) > OUTPUT_LINES:
             self.console.print(f"        | [muted]... {len(lines) - OUTPUT_LINES} more lines[/]")
 
@@ -116,14 +120,14 @@ class TerminalRenderer:
         self._print_header()
         console = self.console
         for note in report.notes:
-            console.print(f"[muted]{escape(note)}[/]")
+            console.print(f"[muted]{show(note)}[/]")
         if report.load_error:
             console.print("[error]Your file could not be graded:[/]")
-            for line in report.load_error.splitlines():
+            for line in inert(report.load_error).splitlines():
                 console.print(f"  {escape(line)}")
         elif report.all_not_attempted:
             console.print(f"[not attempted]Not attempted yet.[/] Write the functions in "
-                          f"[code]{escape(self.stub_hint or report.file)}[/], then run this again. "
+                          f"[code]{show(self.stub_hint or report.file)}[/], then run this again. "
                           f"Stuck? [code]grader hint[/] opens one hint at a time.")
         elif report.mode == "submit":
             if report.failed:
@@ -134,11 +138,16 @@ class TerminalRenderer:
             console.print("[passed]All examples pass.[/] Run [code]grader submit[/] to run every test.")
         diagnosed = {r.diagnosis.title for r in report.results if r.diagnosis and r.hidden}
         for title in sorted(diagnosed):
-            console.print(f"[diagnosis]Hidden cases suggest: {escape(title)}[/] (see the examples' help, or "
+            console.print(f"[diagnosis]Hidden cases suggest: {show(title)}[/] (see the examples' help, or "
                           f"[code]grader hint[/])")
         console.print(f"[muted]{report.seconds:.1f} s[/]")
         # The last line stays plain so that scripts and CI can read it.
         console.print(report.summary_line(), style=None, markup=False)
+
+
+def show(text: str) -> str:
+    """Text from outside the grader, ready for Rich: controls escaped visibly, then markup escaped."""
+    return escape(inert(text))
 
 
 def _bytes(count: int) -> str:

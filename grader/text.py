@@ -1,30 +1,63 @@
-"""Learner text made inert: control characters shown escaped, never interpreted by a terminal."""
+"""Learner text made inert: control characters shown as visible escapes, long lines cut visibly."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+# Unicode puts its format characters (bidi overrides, zero-width characters, tag characters) in
+# these blocks; scanning only them, not all 1.1 million code points, keeps the first call cheap.
+_FORMAT_RANGES = (range(0x0000, 0x10000), range(0x10000, 0x20000), range(0xE0000, 0xE1000))
+# Categories a terminal may act on or that change what the eye sees: format (Cf), line and
+# paragraph separators (Zl, Zp, which some viewers break lines at).
+_HIDDEN_CATEGORIES = ("Cf", "Zl", "Zp")
+
+
+@functools.cache
+def _pattern() -> re.Pattern[str]:
+    """Every character `inert` escapes, as one class, built on first use."""
+    # C0 controls but tab and newline, DEL and C1 controls; lone surrogates, which cannot be
+    # written to a UTF-8 terminal at all.
+    ranges = [(0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x9F), (0xD800, 0xDFFF)]
+    for block in _FORMAT_RANGES:
+        for point in block:
+            if unicodedata.category(chr(point)) in _HIDDEN_CATEGORIES:
+                if ranges[-1][1] == point - 1:
+                    ranges[-1] = (ranges[-1][0], point)
+                else:
+                    ranges.append((point, point))
+    # Ranges, not a list of characters: a class of two thousand single characters is searched
+    # ten times slower.
+    members = "".join(f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in ranges)
+    return re.compile(f"[{members}]+")
+
+
+def _escape_one(character: str) -> str:
+    if character == "\r":
+        return "\\r"  # the one a learner meets most, in its familiar spelling
+    point = ord(character)
+    if point < 0x100:
+        return f"\\x{point:02x}"
+    return f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}"
+
+
+def _escape_run(match: re.Match[str]) -> str:
+    return "".join(map(_escape_one, match.group()))
 
 
 def inert(text: str) -> str:
-    """Keep newlines and tabs; show every other control or format character as an escape."""
-    if not text:
-        return text
-    text = _UNSAFE.sub(lambda match: _escape(match.group()), text)
-    if any(unicodedata.category(char) == "Cf" for char in text if ord(char) > 0x7f):
-        text = "".join(_escape(char) if unicodedata.category(char) == "Cf" else char for char in text)
-    return text
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    """`text` with every control, format and bidi character written as a visible escape (`\\x1b`,
+    `\\u202e`); newlines and tabs are kept. Idempotent: its output contains nothing it escapes."""
+    # Text with nothing to escape costs one scan in C and comes back as the same string.
+    return _pattern().sub(_escape_run, text)
 
 
 def cut(line: str, limit: int) -> str:
-    """`line` if short enough, else its start and a visible mark of how much was cut."""
+    """The first `limit` characters of `line`, and a visible marker saying how many were left out.
+    Cut before making a line inert, so that the count is of the learner's characters and no
+    escape is split in two."""
     if len(line) <= limit:
         return line
-    return f"{line[:limit]} [... {len(line) - limit} more characters]"
+    left = len(line) - limit
+    return f"{line[:limit]} [... {left} more character{'s' * (left != 1)}]"
