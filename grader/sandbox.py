@@ -343,7 +343,11 @@ class Sandbox:
         return None
 
     def oom_killed(self) -> bool:
-        return bool(self.group and self.group.oom_kills())
+        return self.oom_kills() > 0
+
+    def oom_kills(self) -> int:
+        """Processes the kernel killed at the sandbox's memory limit so far."""
+        return self.group.oom_kills() if self.group else 0
 
     @property
     def memory_limited_by_kernel(self) -> bool:
@@ -356,13 +360,17 @@ class Sandbox:
         if self.group is not None:
             self.group.kill()
         if self.launcher is not None:
-            if not self.namespaces:
+            if self.namespaces:
+                # init first: its namespace dies with it, and the launcher, left with nothing, exits on its own.
+                for pid in proctree.children(self.launcher.pid):
+                    _kill(pid)
+            else:
                 proctree.kill_tree(self.launcher.pid)  # no PID namespace to take them all down
             try:
-                os.kill(self.launcher.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            self.launcher.wait()
+                self.launcher.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                _kill(self.launcher.pid)
+                self.launcher.wait()
         if self.group is not None:
             self.group.kill()
 
@@ -376,6 +384,13 @@ class Sandbox:
         if self.group is not None:
             self.group.remove()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _python_paths(hide: tuple[Path, ...]) -> list[str]:

@@ -154,6 +154,7 @@ class Worker:
         task_id = self._next_id
         self._next_id += 1
         self._reader.limit = reply_limit
+        kills = self.sandbox.oom_kills()
         try:
             self._send({**task, "id": task_id, "reply_limit": reply_limit}, fds)
         except (wire.ChannelClosed, wire.ChannelTimeout, OSError) as error:
@@ -166,6 +167,11 @@ class Worker:
                 result = RawResult(reply.kind, reply=reply)
             except wire.BadMessage as error:
                 result = self._ended(RawResult("crashed"), _problem(error))
+        if self.sandbox is not None and result.kind != "out-of-memory" and self.sandbox.oom_kills() > kills:
+            # The function returned, but a process it started was killed at the memory limit: all of them count.
+            self.sandbox.kill()
+            result = RawResult("out-of-memory", detail=f"a process of your code went over the {self.memory_limit >> 20} "
+                                                       f"MiB that all of them share, and the kernel killed it")
         result.peak_bytes = max(self.sandbox.memory_peak() - self.baseline, 0) if self.sandbox else None
         result.stdout, result.stderr = self._output()
         if result.kind in ("timed-out", "crashed", "out-of-memory") or (result.reply and result.reply.restart):

@@ -1,0 +1,251 @@
+"""Attacks on the verdict, one fixture per class: none passes, the grader never crashes, nothing survives,
+and the course, the grader and .grader/ are left exactly as they were."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, REPO, own_processes, survivors
+from grader.cli import main
+from grader.grading import grade
+from grader.results import Outcome
+
+ATTACKS = FIXTURES / "attacks"
+TIME_LIMIT = 2.0
+CASES = """
+cases:
+  - name: ring-small
+    function: ring_attention
+    lq: 3
+    d: 4
+    chunks: [2, 3]
+    seed: 1
+  - name: stats-small
+    function: attention_chunk_stats
+    lq: 3
+    d: 4
+    lk: 5
+  - name: merge-small
+    function: merge_chunk_stats
+    lq: 3
+    dv: 4
+    max_offset: [0.0, 2.0]
+"""
+
+
+@pytest.fixture
+def attacked(course, exercise):
+    """The course with three small visible cases and, hidden, only the memory-audited case."""
+    folder = course / "exercises/07-ring-attention/cases"
+    (folder / "examples.yaml").write_text(CASES)
+    for path in (folder / "hidden").glob("*.yaml"):
+        if path.name != "constraints.yaml":
+            path.unlink()
+    return exercise
+
+
+def attack(tmp_path: Path, name: str, **constants: str) -> Path:
+    """One self-contained learner file: the correct base, then the attack's own lines (constants written in)."""
+    text = (ATTACKS / f"{name}.py").read_text()
+    for key, value in constants.items():
+        text = text.replace(f'{key} = "none"', f'{key} = "{value}"')
+    path = tmp_path / f"{name}.py"
+    path.write_text((ATTACKS / "_base.py").read_text() + "\n\n" + text)
+    return path
+
+
+def fingerprint(*folders: Path) -> dict[str, str]:
+    """Every file under the folders (the .grader state included), by content."""
+    found = {}
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def graded_safely(exercise, course, path: Path, **options):
+    """Grade an attack; whatever it does, the grader returns a verdict, and leaves nothing changed or running."""
+    (course / ".grader").mkdir(exist_ok=True)
+    (course / ".grader" / "state.json").write_text('{"exercises": {}}\n')
+    before_files = fingerprint(course, REPO / "grader", path.parent)
+    before = own_processes()
+    report = grade(exercise, path, options.pop("mode", "submit"), "cpu", time_limit=TIME_LIMIT, **options)
+    assert survivors(before) == []
+    assert fingerprint(course, REPO / "grader", path.parent) == before_files
+    assert report.status != "passed"
+    return report
+
+
+def by_name(report) -> dict:
+    return {result.name: result for result in report.results}
+
+
+@pytest.mark.parametrize("name", ["forged_protocol", "patched_worker"])
+def test_forged_protocol_and_patched_worker_cannot_hide_memory(attacked, course, tmp_path, name):
+    """Right values computed the forbidden way, with the worker's own audit silenced: the kernel still counts."""
+    results = by_name(graded_safely(attacked, course, attack(tmp_path, name)))
+    audited = results["ring-memory-stays-near-one-chunk"]
+    assert audited.outcome is Outcome.FAILED and "(measured by the operating system)" in audited.message
+
+
+def test_hidden_in_place_writes_are_seen_in_the_pages_the_grader_owns(attacked, course, tmp_path):
+    results = by_name(graded_safely(attacked, course, attack(tmp_path, "hidden_inplace_writes")))
+    merge = results["merge-small"]
+    assert merge.outcome is Outcome.FAILED and merge.extra["violates"] == "inputs-modified"
+    assert "modified its input acc_output, acc_sum, chunk_max in place" in merge.message
+
+
+@pytest.mark.parametrize("name", ["tampers_with_the_course", "late_import_tampering"])
+def test_the_course_and_the_grader_cannot_be_changed(attacked, course, tmp_path, name):
+    marker = Path("/tmp/grader-late-import-ran")
+    marker.unlink(missing_ok=True)
+    report = graded_safely(attacked, course, attack(tmp_path, name))
+    assert not marker.exists()
+    assert report.integrity_error == ""  # nothing changed, so nothing to report either
+
+
+def test_a_course_changed_while_grading_is_an_error_not_a_pass(attacked, course, monkeypatch):
+    """Where learner code could reach the course (no sandbox), a change is caught by the fingerprint."""
+    from grader import supervisor
+
+    original = supervisor.Worker.wait_ready
+
+    def meddle(self, limit):
+        (course / "solutions/07-ring-attention/mistakes/zz_planted.py").write_text("x = 1\n")
+        return original(self, limit)
+
+    monkeypatch.setattr(supervisor.Worker, "wait_ready", meddle)
+    report = grade(attacked, attacked.solution, "run", "cpu")
+    assert report.status == "error"
+    assert report.integrity_error.startswith("the course files changed while grading (1: solutions/")
+
+
+def test_an_environment_scrubbed_daemon_dies_with_the_sandbox(attacked, course, tmp_path, capsys):
+    results = tmp_path / "out" / "results.json"
+    before = own_processes()
+    code = main(["submit", "--file", str(attack(tmp_path, "env_scrubbed_daemon")), "--json", str(results),
+                 "--device", "cpu", "--time-limit", str(TIME_LIMIT)])
+    written = results.read_text()
+    time.sleep(2.5)  # past the daemon's own wait
+    assert code == 1 and survivors(before) == []
+    assert results.read_text() == written and json.loads(written)["status"] == "failed"
+
+
+def test_memory_held_by_children_in_other_sessions_counts(attacked, course, tmp_path):
+    report = graded_safely(attacked, course, attack(tmp_path, "setsid_memory_escape"), mode="run",
+                           memory_limit_mb=1024)
+    ring = by_name(report)["ring-small"]
+    assert ring.outcome is Outcome.OUT_OF_MEMORY, ring.message
+
+
+MALFORMED = ["missing_tensor", "list_body", "bad_seconds", "deep_nesting", "huge_length", "json_flood",
+             "wrong_id", "nan_in_json"]
+
+
+@pytest.mark.parametrize("mode", MALFORMED)
+def test_a_malformed_reply_is_that_case_crashing(attacked, course, tmp_path, mode):
+    report = graded_safely(attacked, course, attack(tmp_path, "forged_replies", MODE=mode), mode="run")
+    ring = by_name(report)["ring-small"]
+    assert ring.outcome is Outcome.CRASHED
+    assert "malformed reply" in ring.message or "not for the case that was sent" in ring.message
+    assert by_name(report)["stats-small"].outcome is Outcome.PASSED  # in a fresh worker
+
+
+def test_a_reply_nobody_asked_for_is_a_protocol_violation(attacked, course, tmp_path):
+    report = graded_safely(attacked, course, attack(tmp_path, "forged_replies", MODE="unrequested"), mode="run")
+    assert "a message nobody asked for" in by_name(report)["stats-small"].message
+
+
+def test_a_reply_then_sleep_never_blocks_the_grader(attacked, course, tmp_path):
+    started = time.monotonic()
+    report = graded_safely(attacked, course, attack(tmp_path, "forged_replies", MODE="reply_then_sleep"), mode="run")
+    assert by_name(report)["stats-small"].outcome is Outcome.TIMED_OUT
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("mode", ["huge_length", "json_flood"])
+def test_the_graders_memory_stays_bounded_whatever_is_sent(course, attacked, tmp_path, mode):
+    learner = attack(tmp_path, "forged_replies", MODE=mode)
+    # The grader's own peak, read from its own (post-exec) memory map: wait4's figure would include the
+    # high-water mark this test process had when it forked.
+    code = ("import sys; from grader.cli import main; code = main(sys.argv[1:]); "
+            "print([line for line in open('/proc/self/status') if line.startswith('VmHWM')][0]); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", code, "run", "--file", str(learner), "--no-record", "--device", "cpu"],
+                          cwd=course, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "malformed reply" in done.stdout and "Traceback" not in done.stdout + done.stderr
+    peak_kib = int(done.stdout.split("VmHWM:")[1].split()[0])
+    assert peak_kib * 1024 < 1 << 30  # torch included
+
+
+def test_an_object_that_raises_when_looked_at_is_described_not_obeyed(attacked, course, tmp_path):
+    report = graded_safely(attacked, course, attack(tmp_path, "raises_in_shape"), mode="run")
+    ring = by_name(report)["ring-small"]
+    assert ring.outcome is Outcome.FAILED and "not a torch.Tensor" in ring.message
+    assert "Booby" in ring.message
+
+
+def test_learner_text_never_reaches_the_terminal_raw(attacked, course, tmp_path, capsys):
+    code = main(["run", "--file", str(attack(tmp_path, "writes_to_the_terminal")), "--no-record", "--device", "cpu"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "\x1b" not in out and "\r" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b[2J" in out and "\\u202e" in out
+    assert out.rstrip().splitlines()[-1] == "2 passed, 1 failed"  # the real count, last
+
+
+def test_the_graders_environment_and_files_stay_out_of_sight(attacked, course, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GRADER_TEST_SECRET", "do-not-show-this")
+    main(["run", "--file", str(attack(tmp_path, "reads_the_environment")), "--no-record", "--device", "cpu"])
+    out = capsys.readouterr().out
+    assert "GRADER_TEST_SECRET" not in out and "do-not-show-this" not in out
+    assert "solutions" not in out and "course" not in out.split("printed", 1)[-1]
+
+
+def test_a_ring_that_never_exchanges_its_shards_fails(tmp_path):
+    from grader.cases import Case
+    from grader.course import find_exercise
+    from grader.distributed import run_case
+    from grader.grading import load_reference
+
+    exercise = find_exercise(REPO, None)
+    case = Case("ring-no-exchange", "ring", "distributed_ring", "", {"shards": [3, 4], "d": 8}, None, "test")
+    before = own_processes()
+    result = run_case(exercise, attack(tmp_path, "ring_never_exchanges"), case, False, load_reference(exercise), 3.0)
+    assert survivors(before) == []
+    assert result.outcome is Outcome.FAILED, result.message
+    found = [line for line in result.stdout.splitlines() if " found " in line]
+    assert all(line.endswith("grader-ring-store") for line in found), found  # no shard on any disk
+
+
+@pytest.mark.parametrize("signals, code", [
+    ((signal.SIGINT,), 130), ((signal.SIGINT, signal.SIGINT), 130), ((signal.SIGTERM,), 143),
+    ((signal.SIGKILL,), -9)])
+def test_stopping_the_grader_leaves_nothing_running(course, signals, code):
+    """Ctrl-C (once or twice), a cancelled job's SIGTERM, or SIGKILL: the learner's processes go with the grader."""
+    before = own_processes()
+    process = subprocess.Popen([sys.executable, "-m", "grader", "run", "--file",
+                                str(FIXTURES / "hostile" / "infinite_loop.py"), "--device", "cpu"],
+                               cwd=course, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONPATH": str(REPO)})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any("grader.worker" in command for command in own_processes().values()):
+        time.sleep(0.1)
+    time.sleep(1.0)  # the worker is running the learner's loop now
+    for number in signals:
+        process.send_signal(number)
+        time.sleep(0.05)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == code
+    assert b"Traceback" not in out + err
+    assert survivors(before) == []
