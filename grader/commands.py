@@ -70,7 +70,9 @@ def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     exercise = find_exercise(find_root(), args.exercise)
     file = args.file.resolve() if args.file else exercise.stub
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
-    renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)))
+    from grader.sandbox import containment
+
+    renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment())
     report = grade(exercise, file, mode, args.device, on_result=renderer.case, time_limit=args.time_limit,
                    memory_limit_mb=args.memory_limit_mb, ring=ring)
     if args.json:

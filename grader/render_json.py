@@ -19,6 +19,8 @@ def report_to_json(report: Report) -> dict[str, Any]:
     output = report.summary_line()
     if report.load_error:
         output = report.load_error + "\n" + output
+    if report.integrity_error:
+        output = report.integrity_error + "\n" + output
     return _inert_all({
         "score": float(report.passed),
         "execution_time": round(report.seconds, 3),
@@ -32,6 +34,8 @@ def report_to_json(report: Report) -> dict[str, Any]:
         "mode": report.mode,
         "file": report.file,
         "notes": report.notes,
+        "containment": report.containment,
+        "integrity_error": report.integrity_error,
         "counts": {"passed": report.passed, "failed": report.failed, "skipped": report.skipped,
                    "total": len(report.results)},
     })

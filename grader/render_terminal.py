@@ -44,10 +44,12 @@ class TerminalRenderer:
         self.stub_hint = stub_hint
         self._header = ""
 
-    def header(self, exercise: str, mode: str, file: str) -> None:
+    def header(self, exercise: str, mode: str, file: str, containment: str = "") -> None:
         # Printed with the first result, so that an error before any case stays one line.
         what = "examples" if mode == "run" else "every test, hidden ones included"
         self._header = f"[heading]{show(exercise)}[/]: {show(file)} on {what}"
+        if containment:
+            self._header += f"\n[muted]{show(containment)}[/]"
 
     def _print_header(self) -> None:
         if self._header:
@@ -121,10 +123,14 @@ class TerminalRenderer:
         console = self.console
         for note in report.notes:
             console.print(f"[muted]{show(note)}[/]")
-        if report.load_error:
+        if report.integrity_error:
+            console.print(f"[error]Not graded:[/] {show(report.integrity_error)}")
+        elif report.load_error:
             console.print("[error]Your file could not be graded:[/]")
             for line in inert(report.load_error).splitlines():
                 console.print(f"  {escape(line)}")
+        elif not report.ran:
+            console.print("[error]Nothing ran:[/] no case could run on this machine, so nothing was checked.")
         elif report.all_not_attempted:
             console.print(f"[not attempted]Not attempted yet.[/] Write the functions in "
                           f"[code]{show(self.stub_hint or report.file)}[/], then run this again. "

@@ -63,19 +63,20 @@ class Support:
 @cache
 def support() -> Support:
     """Probe once: can a sandbox with namespaces start a Python here, and as which user?"""
-    if os.environ.get(SETTING, "auto") == "off":
-        return Support(False, None, f"{SETTING}=off")
-    if not sys.platform.startswith("linux"):
-        return Support(False, None, f"no namespaces on {sys.platform}")
     user = _sandbox_user() if os.geteuid() == 0 else None
-    problem = _probe(True, user)
-    if problem is None:
-        return Support(True, user, "")
+    if os.environ.get(SETTING, "auto") == "off":
+        reason = f"{SETTING}=off"
+    elif not sys.platform.startswith("linux"):
+        reason = f"no namespaces on {sys.platform}"
+    else:
+        reason = _probe(True, user)
+        if reason is None:
+            return Support(True, user, "")
     # No namespaces (a container without CAP_SYS_ADMIN, a kernel that forbids user namespaces): at least
     # never run learner code as root, if the Python installation is readable by another user.
     if user is not None and _probe(False, user) is not None:
         user = None
-    return Support(False, user, problem)
+    return Support(False, user, reason)
 
 
 def _sandbox_user() -> int:
@@ -119,8 +120,9 @@ def containment() -> str:
     who = f"as uid {found.user}" if found.user is not None else (
         "as root" if os.geteuid() == 0 else "as your user")
     if found.namespaces:
-        return (f"sandbox: own PID, mount, network, IPC and UTS namespaces{'' if found.user is not None else ' and user namespace'}; "
-                f"read-only system and course; private /tmp; no network; {who}")
+        user_ns = "" if found.user is not None else ", user"
+        return (f"sandbox: namespaces (pid, mount, net, ipc, uts{user_ns}), read-only view, private /tmp, "
+                f"no network, {who}")
     return f"no sandbox ({found.reason}): own process tree and limits only, {who}"
 
 

@@ -51,6 +51,8 @@ def _call(result, what):
 
 
 def _prctl(option, value):
+    if not sys.platform.startswith("linux"):
+        return  # elsewhere the launcher gives what it can: descriptors, limits, a clean environment
     _call(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
 
 

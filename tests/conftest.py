@@ -92,3 +92,11 @@ def unsandboxed(monkeypatch: pytest.MonkeyPatch):
     yield
     monkeypatch.delenv(sandbox.SETTING)
     sandbox.support.cache_clear()
+
+
+@pytest.fixture
+def bare(unsandboxed, monkeypatch: pytest.MonkeyPatch):
+    """Neither namespaces nor cgroups: the containment a machine without them still gets."""
+    from grader import cgroups
+
+    monkeypatch.setattr(cgroups, "create", lambda memory_bytes, max_processes: cgroups.Group())

@@ -130,7 +130,11 @@ def test_a_course_changed_while_grading_is_an_error_not_a_pass(attacked, course,
     assert report.integrity_error.startswith("the course files changed while grading (1: solutions/")
 
 
-def test_an_environment_scrubbed_daemon_dies_with_the_sandbox(attacked, course, tmp_path, capsys):
+@pytest.mark.parametrize("containment", ["sandboxed", "bare"])
+def test_an_environment_scrubbed_daemon_dies_with_the_sandbox(attacked, course, tmp_path, capsys, request,
+                                                               containment):
+    if containment == "bare":
+        request.getfixturevalue("bare")
     results = tmp_path / "out" / "results.json"
     before = own_processes()
     code = main(["submit", "--file", str(attack(tmp_path, "env_scrubbed_daemon")), "--json", str(results),
@@ -226,6 +230,20 @@ def test_a_ring_that_never_exchanges_its_shards_fails(tmp_path):
     assert result.outcome is Outcome.FAILED, result.message
     found = [line for line in result.stdout.splitlines() if " found " in line]
     assert all(line.endswith("grader-ring-store") for line in found), found  # no shard on any disk
+
+
+def test_a_rank_that_forges_a_malformed_reply_is_named(tmp_path, capfd):
+    from grader.cases import Case
+    from grader.course import find_exercise
+    from grader.distributed import run_case
+    from grader.grading import load_reference
+
+    exercise = find_exercise(REPO, None)
+    case = Case("ring-forged", "ring", "distributed_ring", "", {"shards": [3, 4], "d": 8}, None, "test")
+    result = run_case(exercise, attack(tmp_path, "ring_forged_reply"), case, False, load_reference(exercise), 3.0)
+    assert result.outcome is Outcome.CRASHED
+    assert result.message.startswith("rank 1 crashed (sent a malformed reply"), result.message
+    assert "Traceback" not in capfd.readouterr().err  # no thread of the grader's printed its own
 
 
 @pytest.mark.parametrize("signals, code", [

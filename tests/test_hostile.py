@@ -163,3 +163,24 @@ def test_children_of_the_host_program_are_left_alone(hostile_exercise) -> None:
     finally:
         bystander.kill()
         bystander.wait()
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("infinite_loop", [Outcome.TIMED_OUT, Outcome.PASSED, Outcome.TIMED_OUT]),
+    ("leaves_processes", [Outcome.PASSED] * 3),
+    ("child_keeps_stdout", [Outcome.PASSED] * 3),
+])
+@pytest.mark.parametrize("containment", ["unsandboxed", "bare"])
+def test_without_a_sandbox_limits_still_hold_and_nothing_survives(hostile_exercise, request, containment, name,
+                                                                  expected) -> None:
+    request.getfixturevalue(containment)
+    report = grade_hostile(hostile_exercise, name)  # grade_hostile asserts that none of it survives
+    assert outcomes(report) == expected
+    assert report.containment.startswith("no sandbox")
+
+
+@pytest.mark.parametrize("containment", ["unsandboxed", "bare"])
+def test_without_a_sandbox_memory_is_still_limited(hostile_exercise, request, containment) -> None:
+    request.getfixturevalue(containment)
+    report = grade_hostile(hostile_exercise, "memory_hog", memory_limit_mb=1536, time_limit=8)
+    assert outcomes(report) == [Outcome.OUT_OF_MEMORY, Outcome.PASSED, Outcome.OUT_OF_MEMORY]
