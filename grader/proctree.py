@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -96,15 +97,33 @@ def cpu_seconds(pids: list[int]) -> float:
     return ticks / TICKS
 
 
-def kill_tree(pid: int, rounds: int = 50) -> None:
-    """Stop every descendant (so none can fork away), kill them, and repeat until none is left."""
+def _alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return bool(fields) and fields[0] != b"Z"
+
+
+def kill_tree(pid: int, rounds: int = 200) -> None:
+    """Kill every process below `pid`, its direct children last.
+
+    Everything found is stopped first, so that nothing forks away between two looks. The direct
+    children (the sandbox's init, a subreaper) go last: orphans of the others are re-parented to
+    them and so stay in the tree until they too are killed.
+    """
     for _ in range(rounds):
-        found = descendants(pid)
-        if not found:
-            return
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for child in found:
+        top = set(children(pid))
+        found = [child for child in descendants(pid) if _alive(child)]
+        below = [child for child in found if child not in top]
+        for sig, targets in ((signal.SIGSTOP, found), (signal.SIGKILL, below)):
+            for child in targets:
                 try:
                     os.kill(child, sig)
                 except OSError:
                     pass
+        if not below:
+            break
+        time.sleep(0.005)  # let the killed ones die, so that their orphans are found at init next time
+    for child in children(pid):
+        try:
+            os.kill(child, signal.SIGKILL)
+        except OSError:
+            pass

@@ -1,6 +1,7 @@
 """Learner processes in a sandbox: what it is made of on this machine, and one sandbox's life from start to kill.
 
-On Linux a sandbox is, in bubblewrap's terms:
+On Linux a sandbox is, in bubblewrap's terms (and bubblewrap builds it, where it is installed and
+works; the grader's own launcher otherwise):
 
     --unshare-pid --unshare-net --unshare-ipc --unshare-uts    (and --unshare-user when not root)
     --ro-bind  /usr /etc /bin /lib ...  the Python installation, the grader package, the learner's file
@@ -10,7 +11,7 @@ On Linux a sandbox is, in bubblewrap's terms:
 
 Elsewhere (macOS, or a kernel or container that forbids namespaces) the learner's programs run
 unconfined but still with their own limits, environment and process tree; `containment()` says
-which of the two is in force, in words that go into every report.
+which is in force, in words that go into every report.
 """
 
 from __future__ import annotations
@@ -28,17 +29,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from grader import cgroups, proctree
+from grader import cgroups, proctree, sandbox_view
+from grader.sandbox_view import GRADER_PACKAGE, SUBMISSION
 
 BOOT = Path(__file__).resolve().parent / "sandbox_boot.py"
-GRADER_PACKAGE = Path(__file__).resolve().parent
-SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-CUDA_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
-SUBMISSION = "/submission"   # where the learner's file appears inside the sandbox
 TMP_BYTES = 256 << 20        # the private /tmp (and /dev/shm): memory, counted against the memory limit
 FILE_BYTES = 256 << 20       # the largest file a learner process may write
-SETTING = "GRADER_SANDBOX"   # auto (default) or off: run learner code unconfined, for debugging only
+SETTING = "GRADER_SANDBOX"   # auto (default), bubblewrap, namespaces, or off (unconfined: for debugging only)
+KINDS = ("bubblewrap", "namespaces", "none")
 
 
 @dataclass
@@ -55,28 +53,39 @@ class Program:
 class Support:
     """What this machine lets the grader do, found once per process."""
 
-    namespaces: bool
+    kind: str             # bubblewrap, namespaces, or none
     user: int | None      # the unprivileged uid learner code runs as (when the grader is root)
     reason: str           # why namespaces are not used, when they are not
+
+    @property
+    def namespaces(self) -> bool:
+        return self.kind != "none"
 
 
 @cache
 def support() -> Support:
-    """Probe once: can a sandbox with namespaces start a Python here, and as which user?"""
+    """Probe once: which sandbox starts a Python here (bubblewrap first, where installed), and as which user?"""
     user = _sandbox_user() if os.geteuid() == 0 else None
-    if os.environ.get(SETTING, "auto") == "off":
-        reason = f"{SETTING}=off"
+    setting = os.environ.get(SETTING, "auto")
+    if setting not in ("auto", "off", *KINDS):
+        setting = "auto"
+    reasons = []
+    if setting == "off":
+        reasons.append(f"{SETTING}=off")
     elif not sys.platform.startswith("linux"):
-        reason = f"no namespaces on {sys.platform}"
+        reasons.append(f"no namespaces on {sys.platform}")
     else:
-        reason = _probe(True, user)
-        if reason is None:
-            return Support(True, user, "")
+        wanted = [setting] if setting in KINDS[:2] else (["bubblewrap"] if shutil.which("bwrap") else []) + ["namespaces"]
+        for kind in wanted:
+            problem = _probe(kind, user)
+            if problem is None:
+                return Support(kind, user, "")
+            reasons.append(f"{kind}: {problem}")
     # No namespaces (a container without CAP_SYS_ADMIN, a kernel that forbids user namespaces): at least
     # never run learner code as root, if the Python installation is readable by another user.
-    if user is not None and _probe(False, user) is not None:
+    if user is not None and _probe("none", user) is not None:
         user = None
-    return Support(False, user, reason)
+    return Support("none", user, "; ".join(reasons))
 
 
 def _sandbox_user() -> int:
@@ -84,12 +93,12 @@ def _sandbox_user() -> int:
     return 200_000 + secrets.randbelow(100_000)
 
 
-def _probe(namespaces: bool, user: int | None) -> str | None:
+def _probe(kind: str, user: int | None) -> str | None:
     """None when a sandbox of this kind runs the grader's Python; else what went wrong."""
-    sandbox = Sandbox(memory_bytes=512 << 20, processes=16, force=(namespaces, user))
+    sandbox = Sandbox(memory_bytes=512 << 20, processes=16, force=(kind, user))
     read, write = os.pipe()
     try:
-        sandbox.start([Program([sys.executable, "-I", "-S", "-c", "pass"], base_env(), {1: write, 2: write})])
+        sandbox.start([Program([sys.executable, "-I", "-S", "-c", "pass"], base_env(), {1: write, 2: write})], write)
         os.close(write)
         write = -1
         code = sandbox.wait_exit(0, 20.0)
@@ -120,8 +129,9 @@ def containment() -> str:
     who = f"as uid {found.user}" if found.user is not None else (
         "as root" if os.geteuid() == 0 else "as your user")
     if found.namespaces:
-        user_ns = "" if found.user is not None else ", user"
-        return (f"sandbox: namespaces (pid, mount, net, ipc, uts{user_ns}), read-only view, private /tmp, "
+        user_ns = "" if found.user is not None and found.kind == "namespaces" else ", user"
+        tool = "bubblewrap" if found.kind == "bubblewrap" else "namespaces"
+        return (f"sandbox ({tool}): pid, mount, net, ipc, uts{user_ns} namespaces, read-only view, private /tmp, "
                 f"no network, {who}")
     return f"no sandbox ({found.reason}): own process tree and limits only, {who}"
 
@@ -151,7 +161,7 @@ class Sandbox:
     """One sandbox: its programs share one mount view, PID and network namespace, and one set of limits."""
 
     def __init__(self, memory_bytes: int, processes: int = 256, use_cuda: bool = False, loopback: bool = False,
-                 hide: tuple[Path, ...] = (), force: tuple[bool, int | None] | None = None) -> None:
+                 hide: tuple[Path, ...] = (), force: tuple[str, int | None] | None = None) -> None:
         self.memory_bytes = memory_bytes
         self.processes = processes
         self.use_cuda = use_cuda
@@ -159,9 +169,10 @@ class Sandbox:
         self.hide = tuple(path.resolve() for path in hide)
         if force is None:
             found = support()
-            self.namespaces, self.user = found.namespaces, found.user
+            self.kind, self.user = found.kind, found.user
         else:
-            self.namespaces, self.user = force
+            self.kind, self.user = force
+        self.namespaces = self.kind != "none"
         self.folder = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         self.files: list[tuple[Path, str]] = []
         self.launcher: subprocess.Popen | None = None
@@ -193,26 +204,34 @@ class Sandbox:
         self.folder.chmod(0o755)
         return folder
 
-    def start(self, programs: list[Program]) -> None:
-        """Start every program in one sandbox; the descriptors named in each are handed to it."""
+    def start(self, programs: list[Program], diagnostics: int | None = None) -> None:
+        """Start every program in one sandbox; the descriptors named in each are handed to it.
+
+        `diagnostics` receives what the launcher itself says (bubblewrap's errors), for probing.
+        """
         self.group = cgroups.create(self.memory_bytes, self.processes)
         status_read, status_write = os.pipe()
         self._status = status_read
         os.set_blocking(status_read, False)
         passed = {status_write} | {fd for program in programs for fd in program.fds.values()}
         config = {
-            "parent": os.getpid(), "status_fd": status_write, "namespaces": self.namespaces,
+            "parent": os.getpid(), "status_fd": status_write, "mode": self.kind,
             "cgroups": self.group.procs_files, "user": self.user, "loopback": self.loopback,
             "root": str(self._root()), "tmp_bytes": TMP_BYTES, "rlimits": self._rlimits(),
             "programs": [{"argv": p.argv, "env": p.env, "cwd": p.cwd if self.namespaces else str(self.folder),
                           "fds": {str(target): source for target, source in p.fds.items()}} for p in programs],
         }
         if self.namespaces:
-            config.update(self._view())
+            submission = self.folder / "submission"
+            view = sandbox_view.build(self.hide, submission if submission.is_dir() else None, self.use_cuda)
+            config.update(view.for_boot())
+            if self.kind == "bubblewrap":
+                config["bwrap"] = [shutil.which("bwrap") or "bwrap", *view.bwrap_args()]
         try:
             self.launcher = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(BOOT), json.dumps(config)], stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=tuple(passed), close_fds=True,
+                stdout=subprocess.DEVNULL, stderr=diagnostics if diagnostics is not None else subprocess.DEVNULL,
+                pass_fds=tuple(passed), close_fds=True,
                 start_new_session=True)
         finally:
             os.close(status_write)
@@ -231,26 +250,6 @@ class Sandbox:
             # No memory cgroup: each process gets the limit on its address space (CUDA's reservations need more).
             limits["AS"] = self.memory_bytes
         return limits
-
-    def _view(self) -> dict:
-        """The mount view: which host paths appear, read-only, at the same place inside."""
-        binds, symlinks = [], []
-        for path in SYSTEM_PATHS:
-            if os.path.islink(path):
-                symlinks.append([os.readlink(path), path])
-            elif os.path.isdir(path):
-                binds.append([path, path, True])
-        for path in _python_paths(self.hide):
-            binds.append([path, path, True])
-        binds.append([str(GRADER_PACKAGE), str(GRADER_PACKAGE), True])
-        if (self.folder / "submission").is_dir():
-            binds.append([str(self.folder / "submission"), SUBMISSION, True])
-        devices = list(DEVICES)
-        # Not recursive: the cgroup and debug file systems mounted under /sys stay out of sight.
-        binds.append(["/sys", "/sys", False])
-        if self.use_cuda:
-            devices += [str(path) for path in sorted(Path("/dev").glob("nvidia[0-9]*"))] + list(CUDA_DEVICES)
-        return {"binds": _outermost(binds), "symlinks": symlinks, "devices": devices}
 
     # ------------------------------------------------------------ while it runs
 
@@ -393,32 +392,3 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
-
-
-def _python_paths(hide: tuple[Path, ...]) -> list[str]:
-    """The Python installation and its import path, minus anything that would show the course itself."""
-    venv = Path(sys.prefix).resolve()
-    found = set()
-    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, sys.executable, *sys.path):
-        if not raw or not Path(raw).exists():
-            continue
-        path = Path(raw).resolve()
-        if path.is_file():  # the interpreter, or a zip on sys.path
-            path = path.parent
-        if any(path == hidden or path in hidden.parents for hidden in hide):
-            continue  # the course's folder or one above it
-        if any(hidden in path.parents for hidden in hide) and not (path == venv or venv in path.parents):
-            continue  # inside the course: only a virtual environment kept there is shown
-        found.add(str(path))
-    return sorted(found)
-
-
-def _outermost(binds: list[list]) -> list[list]:
-    """Drop binds already inside another recursive bind."""
-    kept: list[list] = []
-    for bind in sorted(binds, key=lambda item: (item[1].count("/"), item[1])):
-        inside = any(other[2] and (bind[1] == other[1] or bind[1].startswith(other[1].rstrip("/") + "/"))
-                     and bind[0] == other[0] + bind[1][len(other[1]):] for other in kept)
-        if not inside:
-            kept.append(bind)
-    return kept

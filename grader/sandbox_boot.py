@@ -13,9 +13,11 @@ using nothing but the standard library. In order:
   program    maps its file descriptors, sets its rlimits, drops to the sandbox user (when the
              launcher was root), forbids new privileges, and execs.
 
-With `namespaces: false` (no namespaces to be had) the same launcher still gives every program
-its descriptors, limits and clean environment, and `init` becomes a child subreaper that kills
-every descendant it inherits when the programs end.
+With `mode: bubblewrap` the launcher joins the cgroups, drops to the sandbox user when root, and
+execs bubblewrap, which builds the same namespaces and view and runs this file again inside as
+`init` (`inside: true`). With `mode: none` (no namespaces to be had) the same launcher still gives
+every program its descriptors, limits and clean environment, and `init` becomes a child subreaper
+that kills every descendant it inherits when the programs end.
 """
 
 import ctypes
@@ -86,7 +88,9 @@ def launcher(config):
     for path in config.get("cgroups", []):
         with open(path, "w") as handle:  # before anything else: every later process is counted
             handle.write(str(os.getpid()))
-    if config["namespaces"]:
+    if config["mode"] == "bubblewrap":
+        bubblewrap(config)
+    if config["mode"] == "namespaces":
         flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
         root = os.geteuid() == 0
         uid, gid = os.geteuid(), os.getegid()
@@ -117,6 +121,19 @@ def launcher(config):
     os._exit(os.waitstatus_to_exitcode(wait_status) & 0xFF if os.WIFEXITED(wait_status) else 71)
 
 
+def bubblewrap(config):
+    """Become bubblewrap, which builds the namespaces and the view and starts this file inside as init."""
+    user = config.get("user")
+    if user is not None and os.geteuid() == 0:
+        os.setgroups([])
+        os.setresgid(user, user, user)
+        os.setresuid(user, user, user)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of user clears it
+    inside = json.dumps({**config, "inside": True, "bwrap": None})
+    command = [*config["bwrap"], "--", sys.executable, "-I", "-S", os.path.abspath(__file__), inside]
+    os.execv(command[0], command)
+
+
 def _write(path, text):
     with open(path, "w") as handle:
         handle.write(text)
@@ -125,11 +142,13 @@ def _write(path, text):
 # ---------------------------------------------------------------- init
 
 def init(config, status):
-    namespaces = config["namespaces"]
+    namespaces = config["mode"] != "none"
     # If the launcher dies (the grader killed it, or died itself), so does init, and with it the namespace.
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     _prctl(PR_SET_DUMPABLE, 0)  # no learner process may read init's memory or its descriptors
-    if namespaces:
+    if config.get("inside"):
+        pass  # bubblewrap built the namespaces, the view and the loopback
+    elif namespaces:
         build_view(config)
         _set_hostname("sandbox")
         if config.get("loopback"):
@@ -197,7 +216,7 @@ def _enter(program, config):
         os.setresgid(user, user, user)
         os.setresuid(user, user, user)
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    if not config["namespaces"]:
+    if config["mode"] == "none":
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     os.execve(program["argv"][0], program["argv"], program["env"])
 
@@ -223,22 +242,23 @@ def _close(fd):
 
 
 def _kill_descendants():
-    """Without a PID namespace, orphans came to init as subreaper: kill and reap them all."""
-    for _ in range(50):
-        children = _children(os.getpid())
-        if not children:
-            return
-        for pid in children:
+    """Without a PID namespace, orphans came to init as subreaper: kill them until none is left.
+
+    Each wait blocks until one has died, so a process is never abandoned while still dying: its
+    own children would then be re-parented past init, out of reach.
+    """
+    while True:
+        for pid in _children(os.getpid()):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        while True:
-            try:
-                if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                    break
-            except ChildProcessError:
-                break
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
 
 
 def _children(pid):
@@ -339,6 +359,10 @@ def _loopback_up():
 def main():
     config = json.loads(sys.argv[1])
     try:
+        if config.get("inside"):
+            status = Status(config["status_fd"])
+            init(config, status)
+            os._exit(0)
         launcher(config)
     except OSError as error:
         Status(config["status_fd"]).send(event="error", message=str(error),

@@ -184,3 +184,21 @@ def test_without_a_sandbox_memory_is_still_limited(hostile_exercise, request, co
     request.getfixturevalue(containment)
     report = grade_hostile(hostile_exercise, "memory_hog", memory_limit_mb=1536, time_limit=8)
     assert outcomes(report) == [Outcome.OUT_OF_MEMORY, Outcome.PASSED, Outcome.OUT_OF_MEMORY]
+
+
+def test_bubblewrap_builds_the_same_sandbox_where_it_can(hostile_exercise, monkeypatch) -> None:
+    """Where bubblewrap is installed and usable (not as root here: it cannot map root to another uid)."""
+    from grader import sandbox
+
+    monkeypatch.setenv(sandbox.SETTING, "bubblewrap")
+    sandbox.support.cache_clear()
+    try:
+        found = sandbox.support()
+        if found.kind != "bubblewrap":
+            pytest.skip(f"bubblewrap is not usable here ({found.reason or 'not installed'})")
+        report = grade_hostile(hostile_exercise, "leaves_processes")
+        assert outcomes(report) == [Outcome.PASSED] * 3
+        assert report.containment.startswith("sandbox (bubblewrap)")
+    finally:
+        monkeypatch.delenv(sandbox.SETTING)
+        sandbox.support.cache_clear()
