@@ -8,7 +8,6 @@ the worker itself observed (its dispatch-mode audit) only explains a verdict, ne
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 MIB = 1 << 20
@@ -22,36 +21,38 @@ class Violation:
     message: str
 
 
-def inputs_modified(names: list[str], modified: list[int]) -> Violation | None:
+def inputs_modified(names: list[str], modified: list[int], reason: str = "") -> Violation | None:
     """A function that changed an input in place (seen in the shared pages the grader owns)."""
     if not modified:
         return None
     which = ", ".join(names[index] if index < len(names) else f"input {index}" for index in modified[:3])
-    return Violation("inputs-modified", f"modified its input {which} in place: inputs must stay unchanged "
-                                        f"(a chunk from a ring neighbour is passed on as it came)")
+    return Violation("inputs-modified", f"modified its input {which} in place: inputs must stay unchanged"
+                                        + (f" ({reason})" if reason else ""))
 
 
-def memory(audit: list[str], function: str, args: list[Any], peak: int | None, observations: dict[str, Any],
-           checker: ModuleType) -> Violation | None:
+def forbidden(seen: list[str], reason: str = "") -> Violation | None:
+    """An operator the exercise forbids, seen in the learner's call (an observation from inside its process)."""
+    if not seen:
+        return None
+    return Violation("forbidden", f"called {', '.join(map(str, seen[:3]))}, which this exercise forbids"
+                                  + (f": {reason}" if reason else ""))
+
+
+def memory(audit: list[str], function: str, inputs: Any, peak: int | None, observations: dict[str, Any],
+           checker: Any) -> Violation | None:
     """Whether the call held more memory at once than the case allows, as the kernel measured it."""
-    if "memory" not in audit:
+    if "memory" not in audit or peak is None:
         return None
-    if peak is None:
+    budget = checker.memory_budget(function, inputs)
+    if budget is None or peak <= budget:
         return None
-    budget = checker.memory_budget(function, args)
-    if peak <= budget:
-        return None
-    length = checker.total_key_length(function, args)
+    reasons = checker.rule_reasons
     held = f"held {peak / MIB:.0f} MiB at once (measured by the operating system); this case allows {budget / MIB:.0f} MiB"
     spanning = observations.get("materialized") or []
     if observations.get("materialized_count"):
-        return Violation("materialization", (
-            f"{held}. It built tensors spanning all {length} keys ({'; '.join(map(str, spanning[:3]))}). In ring "
-            f"attention no device ever holds every key: each holds one chunk and passes it on, because the "
-            f"concatenated keys and values, or a full row of scores, would not fit in one GPU's memory. Work on "
-            f"one chunk at a time and keep only the running output, sum and max."))
-    return Violation("peak-memory", (
-        f"{held}, far more than one chunk's work. Memory grew with the sequence: something as large as the "
-        f"scores against every key was alive at once (a list of score blocks, the full score matrix, in torch or "
-        f"NumPy). Keep only the running statistics (output, sum, max) between chunks and let each chunk's scores "
-        f"be freed before the next one arrives."))
+        span = f"{checker.span(function, inputs)} {checker.span_unit}".strip()
+        return Violation("materialization", f"{held}. It built tensors spanning all {span} "
+                                             f"({'; '.join(map(str, spanning[:3]))})."
+                                             + (f" {reasons['materialization']}" if "materialization" in reasons else ""))
+    return Violation("peak-memory", f"{held}: far more than one step's work needs."
+                                    + (f" {reasons['peak-memory']}" if "peak-memory" in reasons else ""))

@@ -7,11 +7,10 @@ from typing import Any
 
 import torch
 
+from grader.checker import Tolerance
 from grader.wire import WireTensor, dtype_name
 
-# Error bounds for full precision, relative to the largest magnitude in the expected tensor.
-# float32 at 1e-4 still fails a solution that computes internally in bfloat16 (about 4e-3).
-RELATIVE_BOUND = {torch.float64: 1e-9, torch.float32: 1e-4}
+DEFAULT = Tolerance()
 TINY = 1e-30
 
 
@@ -38,8 +37,14 @@ def compare_outputs(
     dtype: torch.dtype,
     device: str,
     baseline: tuple[torch.Tensor, ...] | None = None,
+    tolerance: Tolerance = DEFAULT,
+    dtype_from: str = "the inputs",
 ) -> Verdict:
-    """Judge what the learner's function returned against the float64 expected values."""
+    """Judge what the learner's function returned against the float64 expected values.
+
+    `dtype` is the dtype every output must have, `dtype_from` names where it comes from for messages
+    ("query"); `tolerance` is the exercise's (or the case's).
+    """
     if len(names) == 1:
         items = [returned]
         if returned.get("type") == "sequence":
@@ -53,14 +58,14 @@ def compare_outputs(
             return Verdict(False, f"returned {len(items)} values; expected {len(names)} ({', '.join(names)})")
     for index, (name, item, want) in enumerate(zip(names, items, expected)):
         base = baseline[index] if baseline is not None else None
-        verdict = compare_tensor(name, item, want, dtype, device, base)
+        verdict = compare_tensor(name, item, want, dtype, device, base, tolerance, dtype_from)
         if not verdict.passed:
             return verdict
     return Verdict(True)
 
 
 def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, dtype: torch.dtype, device: str,
-                   base: torch.Tensor | None) -> Verdict:
+                   base: torch.Tensor | None, tolerance: Tolerance = DEFAULT, dtype_from: str = "the inputs") -> Verdict:
     """One output: type, shape, dtype, device, finiteness, then the error bound."""
     if item.get("type") == "omitted":
         shape = tuple(item["shape"])
@@ -78,10 +83,10 @@ def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, dtype: t
         return Verdict(False, f"{name} has shape {tuple(got.shape)}, expected {tuple(want.shape)}{hint}")
     if got.dtype != dtype:
         return Verdict(False, f"{name} has dtype {dtype_name(got.dtype)}, expected {dtype_name(dtype)} "
-                              f"(the query's dtype)")
+                              f"(the dtype of {dtype_from})")
     where = item.get("device", wire.device)
     if where.split(":")[0] != device:
-        return Verdict(False, f"{name} is on {where}, expected {device} (the query's device)")
+        return Verdict(False, f"{name} is on {where}, expected {device} (the device of {dtype_from})")
     wide = got.to(torch.float64)
     nan, inf = int(torch.isnan(wide).sum()), int(torch.isinf(wide).sum())
     if nan or inf:
@@ -90,7 +95,7 @@ def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, dtype: t
                        ["NaN or Inf never passes: look for exp of a large number, or 0/0 and inf - inf."])
     error = (wide - want).abs()
     worst = float(error.max()) if error.numel() else 0.0
-    bound = error_bound(want, dtype, base)
+    bound = error_bound(want, dtype, base, tolerance)
     if worst <= bound:
         return Verdict(True)
     where = _index(torch.nonzero(error == worst)[0])
@@ -99,28 +104,35 @@ def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, dtype: t
         f"{name}: largest error {worst:.3g} at {where}: got {float(wide[tuple(where)]):.6g}, "
         f"expected {float(want[tuple(where)]):.6g}",
         f"{name}: error relative to its largest value {worst / max(scale, TINY):.3g}; allowed {bound:.3g} "
-        f"absolute ({_rule(dtype)})",
+        f"absolute ({_rule(dtype, tolerance)})",
         f"{name}: {int((error > bound).sum())} of {error.numel()} values are outside the bound",
     ]
     return Verdict(False, f"{name} is wrong: largest error {worst:.3g} at {where} (allowed {bound:.3g})", details)
 
 
-def error_bound(want: torch.Tensor, dtype: torch.dtype, base: torch.Tensor | None) -> float:
+def _relative(dtype: torch.dtype, tolerance: Tolerance) -> float | None:
+    return {torch.float64: tolerance.float64, torch.float32: tolerance.float32}.get(dtype)
+
+
+def error_bound(want: torch.Tensor, dtype: torch.dtype, base: torch.Tensor | None,
+                tolerance: Tolerance = DEFAULT) -> float:
     """The largest absolute error allowed for one output tensor."""
     scale = float(want.abs().max()) if want.numel() else 0.0
-    if dtype in RELATIVE_BOUND or base is None:
-        return RELATIVE_BOUND.get(dtype, 1e-2) * max(scale, TINY)
-    # Half precision: twice the error of the reference solution run in the same dtype on the same
-    # split, plus the rounding of the exact answer into that dtype and one unit in the last place.
+    relative = _relative(dtype, tolerance)
+    if relative is not None or base is None:
+        return (relative if relative is not None else 1e-2) * max(scale, TINY)
+    # Half precision: a multiple of the error of the reference solution run in the same dtype on the
+    # same inputs, plus the rounding of the exact answer into that dtype and one unit in the last place.
     base_error = float((base.to(torch.float64) - want).abs().max())
     rounding = float((want.to(dtype).to(torch.float64) - want).abs().max())
-    return 2 * base_error + 2 * rounding + torch.finfo(dtype).eps * scale
+    return tolerance.half_factor * (base_error + rounding) + torch.finfo(dtype).eps * scale
 
 
-def _rule(dtype: torch.dtype) -> str:
-    if dtype in RELATIVE_BOUND:
-        return f"{RELATIVE_BOUND[dtype]:g} of the largest expected value for {dtype_name(dtype)}"
-    return f"twice the reference solution's own {dtype_name(dtype)} error, plus rounding"
+def _rule(dtype: torch.dtype, tolerance: Tolerance) -> str:
+    relative = _relative(dtype, tolerance)
+    if relative is not None:
+        return f"{relative:g} of the largest expected value for {dtype_name(dtype)}"
+    return f"{tolerance.half_factor:g} times the reference solution's own {dtype_name(dtype)} error, plus rounding"
 
 
 def _index(position: torch.Tensor) -> list[int]:

@@ -18,21 +18,26 @@ MAX_REPORTED = 5  # offending ops listed per case: enough to point at the line, 
 def observe(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Watch one call; the grader reads the observations and decides what they mean."""
     observations: dict[str, Any] = {}
-    if "memory" not in (task.get("audit") or []):
+    memory = "memory" in (task.get("audit") or [])
+    forbidden = frozenset(task.get("forbidden") or [])
+    if not memory and not forbidden:
         yield observations
         return
-    # Imported only for audited cases: the dispatch mode costs time on every op it sees.
-    mode = _audit_mode(int(task.get("key_length", 0)), True)
+    # Only when asked for: the dispatch mode costs time on every op it sees.
+    mode = _audit_mode(int(task.get("key_length", 0)) if memory else 0, memory, forbidden)
     try:
         with mode:
             yield observations
     finally:
-        observations["materialized"] = mode.materialized[:MAX_REPORTED]
-        observations["materialized_count"] = len(mode.materialized)
-        observations["peak_bytes"] = mode.peak
+        if memory:
+            observations["materialized"] = mode.materialized[:MAX_REPORTED]
+            observations["materialized_count"] = len(mode.materialized)
+            observations["peak_bytes"] = mode.peak
+        if forbidden:
+            observations["forbidden_seen"] = sorted(mode.forbidden_seen)[:MAX_REPORTED]
 
 
-def _audit_mode(key_length: int, track_memory: bool) -> Any:
+def _audit_mode(key_length: int, track_memory: bool, forbidden: frozenset[str] = frozenset()) -> Any:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -52,6 +57,7 @@ def _audit_mode(key_length: int, track_memory: bool) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.materialized: list[str] = []
+            self.forbidden_seen: set[str] = set()
             self.live = 0
             self.peak = 0
             self._counted: set[int] = set()
@@ -62,6 +68,10 @@ def _audit_mode(key_length: int, track_memory: bool) -> Any:
             return False
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if forbidden:
+                name = f"{func.namespace}.{func.overloadpacket.__name__}"
+                if name in forbidden:
+                    self.forbidden_seen.add(name)
             out = func(*args, **(kwargs or {}))
             outputs = tensors(out)
             if key_length:

@@ -1,20 +1,41 @@
-"""The course file: which exercises exist and where each one's pieces live."""
+"""The course: which exercises exist, each one a folder with an exercise.yaml saying where its pieces are.
+
+    exercises/course.yaml            course: a title; exercises: a list of exercise folders
+    exercises/NAME/exercise.yaml     name, title, stub (the learner's file), limits, rules, max_score
+    exercises/NAME/checker.py        the exercise's Checker (grader/checker.py)
+    exercises/NAME/README.md, starter/STUB, cases/examples.yaml, cases/hidden/*.yaml
+    solutions/NAME/STUB, solutions/NAME/mistakes/, solutions/NAME/variants/, hints/NAME/*.md
+
+Every path may be set in exercise.yaml (relative to the exercise's folder); the defaults are above.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import ConfigError, UsageError
 from grader.yamlfile import load_yaml, require
 
 COURSE_FILE = Path("exercises") / "course.yaml"
+EXERCISE_FILE = "exercise.yaml"
+KNOWN_KEYS = {"name", "title", "stub", "starter", "statement", "checker", "examples", "hidden", "solution",
+              "mistakes", "variants", "hints", "time_limit", "memory_limit_mb", "max_score", "rules", "directory"}
+RULE_KEYS = {"inputs_unchanged", "forbidden"}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What an exercise forbids, judged by the grader on every case."""
+
+    inputs_unchanged: bool = True
+    forbidden: tuple[str, ...] = ()  # operators the learner's call may not run, such as aten._softmax
 
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise as the course file describes it, with absolute paths."""
+    """One exercise: its folder and the absolute path of each of its pieces."""
 
     name: str
     title: str
@@ -23,16 +44,17 @@ class Exercise:
     stub: Path
     starter: Path
     statement: Path
+    checker: Path
     examples: Path
     hidden: Path
     solution: Path
     mistakes: Path
     variants: Path
     hints: Path
-    checker: str
-    time_limit: float
-    memory_limit_mb: int
-    ring: Path | None = None  # the distributed ring's case file (`grader run --ring N`), when there is one
+    time_limit: float = 10.0
+    memory_limit_mb: int = 4096
+    max_score: float | None = None  # None: one point per case
+    rules: Rules = field(default_factory=Rules)
 
     def hint_files(self) -> list[Path]:
         """The staged hints, in the order they open."""
@@ -62,49 +84,104 @@ def find_root(start: Path | None = None) -> Path:
 
 
 def load_course(root: Path) -> list[Exercise]:
-    """Every exercise of the course, checked for the fields it needs."""
+    """Every exercise of the course, each read from its folder's exercise.yaml."""
+    root = root.resolve()
     path = root / COURSE_FILE
     data = load_yaml(path)
     entries = require(data, "exercises", list, path)
     exercises = []
-    for entry in entries:
-        get = lambda key, kind=str, default=None: require(entry, key, kind, path, default)  # noqa: E731
-        name = get("name")
-        folder = root / get("directory", default=f"exercises/{name}")
-        exercises.append(Exercise(
-            name=name,
-            title=get("title", default=name),
-            root=root,
-            directory=folder,
-            stub=root / get("stub"),
-            starter=root / get("starter", default=f"exercises/{name}/starter/{Path(get('stub')).name}"),
-            statement=root / get("statement", default=f"exercises/{name}/README.md"),
-            examples=root / get("examples", default=f"exercises/{name}/cases/examples.yaml"),
-            hidden=root / get("hidden", default=f"exercises/{name}/cases/hidden"),
-            solution=root / get("solution"),
-            mistakes=root / get("mistakes", default=f"solutions/{name}/mistakes"),
-            variants=root / get("variants", default=f"solutions/{name}/variants"),
-            hints=root / get("hints", default=f"hints/{name}"),
-            checker=get("checker"),
-            time_limit=float(get("time_limit", (int, float), 10)),
-            memory_limit_mb=int(get("memory_limit_mb", int, 4096)),
-            ring=root / get("ring") if entry.get("ring") is not None else None,
-        ))
+    for index, entry in enumerate(entries, start=1):
+        overrides: dict = {}
+        if isinstance(entry, str):
+            folder = entry
+        elif isinstance(entry, dict):
+            overrides = dict(entry)
+            folder = overrides.pop("directory", None) or f"exercises/{require(entry, 'name', str, path)}"
+        else:
+            raise ConfigError(f"exercise #{index} must be a folder or a mapping, not {entry!r}", path)
+        exercises.append(load_exercise(root, root / folder, overrides, path))
+    names = [exercise.name for exercise in exercises]
+    for name in names:
+        if names.count(name) > 1:
+            raise ConfigError(f"two exercises are called {name!r}", path)
     return exercises
 
 
+def load_exercise(root: Path, folder: Path, overrides: dict | None = None, course: Path | None = None) -> Exercise:
+    """One exercise from its folder (exercise.yaml), with the course file's overrides on top."""
+    root, folder = root.resolve(), folder.resolve()
+    path = folder / EXERCISE_FILE
+    if path.is_file():
+        data = load_yaml(path) or {}
+        if not isinstance(data, dict):
+            raise ConfigError("expected a mapping of keys to values", path)
+    elif overrides:
+        data, path = {}, course or path
+    else:
+        raise ConfigError(f"{folder.name} has no {EXERCISE_FILE}", path)
+    data = {**data, **(overrides or {})}
+    unknown = sorted(set(data) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})", path,
+                          getattr(data, "line", None))
+    get = lambda key, kind=str, default=None: require(data, key, kind, path, default)  # noqa: E731
+    name = get("name", default=folder.name)
+    stub = folder / get("stub")
+    inside = lambda key, default: _path(root, folder, get(key, default=default))  # noqa: E731
+    limit = float(get("time_limit", (int, float), 10))
+    memory = int(get("memory_limit_mb", int, 4096))
+    max_score = get("max_score", (int, float), None)
+    if limit <= 0 or memory <= 0 or (max_score is not None and max_score <= 0):
+        raise ConfigError("time_limit, memory_limit_mb and max_score must be positive", path)
+    return Exercise(
+        name=name, title=get("title", default=name), root=root, directory=folder, stub=stub,
+        starter=inside("starter", f"starter/{stub.name}"), statement=inside("statement", "README.md"),
+        checker=inside("checker", "checker.py"), examples=inside("examples", "cases/examples.yaml"),
+        hidden=inside("hidden", "cases/hidden"),
+        solution=inside("solution", f"{root}/solutions/{name}/{stub.name}"),
+        mistakes=inside("mistakes", f"{root}/solutions/{name}/mistakes"),
+        variants=inside("variants", f"{root}/solutions/{name}/variants"),
+        hints=inside("hints", f"{root}/hints/{name}"),
+        time_limit=limit, memory_limit_mb=memory, max_score=float(max_score) if max_score is not None else None,
+        rules=_rules(data.get("rules"), path))
+
+
+def _path(root: Path, folder: Path, value: str) -> Path:
+    """A path from exercise.yaml: absolute, from the repository root ('/...' is kept), or from the folder."""
+    return Path(value) if Path(value).is_absolute() else (folder / value).resolve()
+
+
+def _rules(value: object, path: Path) -> Rules:
+    if value is None:
+        return Rules()
+    if not isinstance(value, dict) or set(value) - RULE_KEYS:
+        raise ConfigError(f"rules must be a mapping of {', '.join(sorted(RULE_KEYS))}", path)
+    forbidden = value.get("forbidden", [])
+    if not (isinstance(forbidden, list) and all(isinstance(op, str) and op.startswith("aten.") for op in forbidden)):
+        raise ConfigError("rules: forbidden must list operators such as aten._softmax", path)
+    unchanged = value.get("inputs_unchanged", True)
+    if not isinstance(unchanged, bool):
+        raise ConfigError("rules: inputs_unchanged must be true or false", path)
+    return Rules(unchanged, tuple(forbidden))
+
+
 def find_exercise(root: Path, name: str | None) -> Exercise:
-    """The exercise called `name`, or the only one when the course has one and no name is given."""
+    """The exercise called `name` (or a unique prefix of it, or its folder), or the only one when no name is given."""
     exercises = load_course(root)
+    names = ", ".join(exercise.name for exercise in exercises)
     if name is None:
         if len(exercises) == 1:
             return exercises[0]
-        names = ", ".join(exercise.name for exercise in exercises)
         raise UsageError(f"name an exercise: the course has {len(exercises)} ({names})")
-    for exercise in exercises:
-        if name in (exercise.name, exercise.name.split("-", 1)[-1]):
-            return exercise
-    names = ", ".join(exercise.name for exercise in exercises)
+    wanted = name.rstrip("/").rsplit("/", 1)[-1]  # `exercises/07-ring-attention/` from tab completion
+    exact = [e for e in exercises if wanted in (e.name, e.name.split("-", 1)[-1], e.directory.name)]
+    if len(exact) == 1:
+        return exact[0]
+    prefixed = [e for e in exercises if e.name.startswith(wanted)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if len(prefixed) > 1:
+        raise UsageError(f"{name!r} could be any of {', '.join(e.name for e in prefixed)}: say which")
     raise UsageError(f"no exercise called {name!r}; the course has: {names}")
 
 

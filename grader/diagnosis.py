@@ -64,9 +64,10 @@ class Catalogue:
         key = (case.name, repr(sorted(case.params.items())))
         if key not in self._behaviour:
             inputs, expected, baseline = judge.prepare(case)
-            names = judge.checker.OUTPUT_NAMES[case.function]
-            self._behaviour[key] = {mistake.stem: _run(mistake, case.function, inputs.args, names, expected, baseline)
-                                    for mistake in self.mistakes}
+            names = judge.checker.functions[case.function].outputs
+            tolerance = judge.tolerance(case)
+            self._behaviour[key] = {mistake.stem: _run(mistake, case.function, inputs, names, expected, baseline,
+                                                       tolerance) for mistake in self.mistakes}
         return self._behaviour[key]
 
 
@@ -98,7 +99,8 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
     else:
         return None
     inputs, expected, baseline = judge.prepare(case)
-    dtype = inputs.args[0].dtype
+    dtype = inputs.output_dtype()
+    tolerance = judge.tolerance(case)
     known = catalogue(judge.exercise.mistakes)
     behaviours = known.behaviour(judge, case)
     matches = []
@@ -109,7 +111,7 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
         if raised or behaviour.raised:
             distance = 0.0 if raised and raised == behaviour.raised else math.inf
         else:
-            distance = _distance(got, behaviour.outputs, expected, baseline, dtype)
+            distance = _distance(got, behaviour.outputs, expected, baseline, dtype, tolerance)
         if distance <= AGREEMENT:
             matches.append((distance, mistake.stem))
     if not matches:
@@ -146,9 +148,11 @@ def _load(path: Path) -> ModuleType:
     return module
 
 
-def _run(mistake: Mistake, function: str, args: list[Any], names: tuple[str, ...], expected: tuple,
-         baseline: tuple | None) -> Behaviour:
-    copies = [[t.clone() for t in arg] if isinstance(arg, list) else arg.clone() for arg in args]
+def _run(mistake: Mistake, function: str, inputs: Any, names: tuple[str, ...], expected: tuple,
+         baseline: tuple | None, tolerance: Any) -> Behaviour:
+    from grader.checker import _clone
+
+    copies = [_clone(arg) for arg in inputs.args]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -156,7 +160,7 @@ def _run(mistake: Mistake, function: str, args: list[Any], names: tuple[str, ...
     except Exception as error:  # noqa: BLE001  (a mistake that raises is matched by exception type)
         return Behaviour(None, f"{type(error).__name__}: {error}", True)
     described = _describe(value)
-    verdict = compare.compare_outputs(described, names, expected, args[0].dtype, "cpu", baseline)
+    verdict = compare.compare_outputs(described, names, expected, inputs.output_dtype(), "cpu", baseline, tolerance)
     return Behaviour(_tensors(described), "", not verdict.passed)
 
 
@@ -177,7 +181,7 @@ def _tensors(returned: dict[str, Any] | None) -> list[torch.Tensor | None]:
 
 
 def _distance(got: list, theirs: list | None, expected: tuple, baseline: tuple | None,
-              dtype: torch.dtype) -> float:
+              dtype: torch.dtype, tolerance: Any) -> float:
     """The largest error between the two sets of outputs, in units of the case's bound; inf if unlike."""
     if theirs is None or len(got) != len(theirs):
         return math.inf
@@ -194,7 +198,8 @@ def _distance(got: list, theirs: list | None, expected: tuple, baseline: tuple |
         base = baseline[index] if baseline is not None and index < len(baseline) else None
         # The case's bound, grown to the mistake's own scale: a wrong answer can be far larger than the right one.
         scale = max(float(b[finite].abs().max()) if finite.any() else 0.0, compare.TINY)
-        bound = compare.error_bound(want, dtype, base) * max(1.0, scale / max(float(want.abs().max()), compare.TINY))
+        bound = compare.error_bound(want, dtype, base, tolerance) * max(1.0, scale / max(float(want.abs().max()),
+                                                                                      compare.TINY))
         error = float((a[finite] - b[finite]).abs().max()) if finite.any() else 0.0
         worst = max(worst, error / bound)
     return worst

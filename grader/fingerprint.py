@@ -11,16 +11,16 @@ GRADER_PACKAGE = Path(__file__).resolve().parent
 
 
 def trusted_files(exercise: Exercise) -> list[Path]:
-    """The course file, the exercise's cases, reference, catalogue and checker, and the grader's own code."""
-    found = [exercise.root / COURSE_FILE, exercise.examples, exercise.solution]
-    for folder in (exercise.hidden, exercise.mistakes, exercise.variants, GRADER_PACKAGE):
+    """The course file, the exercise's folder (but the learner's file), reference and catalogue, the grader's code."""
+    found = [exercise.root / COURSE_FILE, exercise.solution]
+    # The exercise's folder holds its checker, its suites and its cases; the learner's stub is not trusted.
+    for folder in (exercise.directory, exercise.hidden, exercise.mistakes, exercise.variants, GRADER_PACKAGE):
         if folder.is_dir():
-            found += sorted(path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts)
+            found += sorted(path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts
+                            and path != exercise.stub)
         elif folder.is_file():
             found.append(folder)
-    if exercise.ring is not None:
-        found.append(exercise.ring)
-    return found
+    return sorted(set(found))
 
 
 def take(exercise: Exercise) -> dict[str, str]:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
 from grader import fingerprint
-from grader.cases import Case, load_suites
+from grader.cases import Case, load_exercise_cases
+from grader.checker import Checker, load_checker
 from grader.course import Exercise, check_exists
 from grader.errors import UsageError
 from grader.judge import MEMORY_AUDIT, Judge
@@ -31,20 +32,22 @@ OnResult = Callable[[CaseResult], None]
 class Trusted:
     """What one grading run trusts, loaded before any learner code runs."""
 
-    checker: ModuleType
+    checker: Checker
     cases: list[Case]
     reference: ModuleType
     prints: dict[str, str]
+    suites: dict = field(default_factory=dict)  # the exercise's extra suites, by option name
 
 
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
           on_result: OnResult | None = None, time_limit: float | None = None,
-          memory_limit_mb: int | None = None, ring: int | None = None) -> Report:
+          memory_limit_mb: int | None = None, group: tuple[str, int] | None = None) -> Report:
     """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
 
     `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
-    `memory_limit_mb` replaces the memory limit of the learner's processes. With `ring`, a
-    distributed suite follows: `ring` ranks run the learner's functions (grader/distributed.py).
+    `memory_limit_mb` replaces the memory limit of the learner's processes. With `group` (an option
+    and a world size, such as ("ring", 4)), the exercise's suite of that name follows: that many ranks
+    run the learner's functions together (grader/group_run.py).
     """
     started = time.monotonic()
     if time_limit is not None:
@@ -56,14 +59,18 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
         raise UsageError(f"{learner}: no such file to grade")
     if device not in DEVICES:
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
-    if ring is not None and ring < 2:
-        raise UsageError(f"--ring needs at least 2 ranks, not {ring}")
+    if group is not None and group[1] < 2:
+        raise UsageError(f"--{group[0]} needs at least 2 ranks, not {group[1]}")
     on_result = on_result or (lambda result: None)
     # The worker imports torch on another core while this process loads what it trusts.
     worker = Worker(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
     worker.start()
     try:
-        trusted = load_trusted(exercise, mode, ring is not None)
+        trusted = load_trusted(exercise, mode, group is not None)
+        if group is not None and group[0] not in trusted.suites:
+            raise UsageError(f"--{group[0]}: {exercise.name} has no {group[0]} suite"
+                             + (f" (it has: {', '.join('--' + name for name in trusted.suites)})" if trusted.suites
+                                else ""))
         report = Report(exercise.name, mode, _display(learner, exercise.root))
         devices = _devices(device, report)
         from grader.sandbox import containment
@@ -72,10 +79,11 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
         _grade(exercise, learner, trusted, devices, worker, on_result, report)
     finally:
         worker.stop()
-    if ring is not None and not report.load_error:
-        from grader.distributed import run_ring_suite
+    if group is not None and not report.load_error:
+        from grader.group_run import run_group_suite
 
-        run_ring_suite(exercise, learner, ring, device, report, on_result, trusted.reference)
+        run_group_suite(exercise, trusted.suites[group[0]], learner, group[1], device, report, on_result,
+                        trusted.reference)
     changed = fingerprint.changed(trusted.prints, exercise)
     if changed:
         report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
@@ -85,29 +93,30 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     return report
 
 
-def load_trusted(exercise: Exercise, mode: str, ring: bool) -> Trusted:
+def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
     """Checker, cases, reference and catalogue, imported now; later imports would come after learner code ran."""
     from grader import audits, compare, diagnosis, render_json  # noqa: F401  (imported now, on purpose)
-    from grader.checkers import get_checker
 
     prints = fingerprint.take(exercise)
-    checker = get_checker(exercise.checker)
-    cases = load_suites(check_exists(exercise.examples, "the examples file"), exercise.hidden_files(),
-                        checker.FUNCTIONS, checker.validate, include_hidden=mode == "submit")
+    checker = load_checker(exercise.checker)
+    cases = load_exercise_cases(exercise, checker, include_hidden=mode == "submit")
     reference = load_reference(exercise)
     if exercise.mistakes.is_dir():
         diagnosis.catalogue(exercise.mistakes)
-    if ring:
-        from grader import distributed, ring_cases, ring_verdict  # noqa: F401
-    return Trusted(checker, cases, reference, prints)
+    suites = checker.suites() if group else {}
+    if group:
+        from grader import group_run, group_verdict  # noqa: F401
+        for suite in suites.values():
+            suite.all_cases()  # its case file checked now, not after the learner's code ran
+    return Trusted(checker, cases, reference, prints, suites)
 
 
 def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[str], worker: Worker,
            on_result: OnResult, report: Report) -> None:
     judge = Judge(exercise, trusted.checker, _display(learner, exercise.root), trusted.reference)
     # Memory-audited cases go first, while the worker holds nothing but torch and the learner's module.
-    audited = [case for case in trusted.cases if MEMORY_AUDIT in _audits(case)]
-    plain = [case for case in trusted.cases if MEMORY_AUDIT not in _audits(case)]
+    audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
+    plain = [case for case in trusted.cases if MEMORY_AUDIT not in case.audit]
     runs = [(case, device) for device in devices for case in (audited if device == "cpu" else []) + plain]
     expected = [(case.name, device) for device in devices for case in trusted.cases
                 if device == "cpu" or case not in audited]
@@ -136,11 +145,6 @@ def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[st
         from grader.diagnosis import reconcile
 
         reconcile(report.results, exercise.mistakes)
-
-
-def _audits(case: Case) -> list:
-    audit = case.params.get("audit", [])
-    return audit if isinstance(audit, list) else [audit]
 
 
 def _devices(device: str, report: Report) -> list[str]:

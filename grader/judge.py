@@ -7,6 +7,7 @@ from typing import Any
 
 from grader import shared_inputs
 from grader.cases import Case
+from grader.checker import Checker, Tolerance
 from grader.course import Exercise
 from grader.results import CaseResult, Outcome
 from grader.supervisor import RawResult, Worker
@@ -24,7 +25,7 @@ MEMORY_AUDIT = "memory"
 class Judge:
     """Builds each case's inputs and expected values in this process and judges the worker's replies."""
 
-    def __init__(self, exercise: Exercise, checker: ModuleType, learner_name: str, reference: ModuleType) -> None:
+    def __init__(self, exercise: Exercise, checker: Checker, learner_name: str, reference: ModuleType) -> None:
         self.exercise = exercise
         self.checker = checker
         self.learner_name = learner_name
@@ -35,22 +36,26 @@ class Judge:
         """Inputs, float64 expected values and (half precision) the reference's same-dtype answer."""
         if case.name not in self._prepared:
             inputs = self.checker.build_inputs(case.function, case.params)
-            expected = self.checker.expected(case.function, inputs.args)
-            baseline = self.checker.baseline(case.function, inputs.args, self.reference)
+            expected = self.checker.expected(case.function, inputs)
+            baseline = self.checker.baseline(case.function, inputs, self.reference)
             self._prepared[case.name] = (inputs, expected, baseline)
         return self._prepared[case.name]
+
+    def tolerance(self, case: Case) -> Tolerance:
+        """The exercise's tolerance, with the case's own changes."""
+        return self.checker.tolerance.override(case.tolerance) if case.tolerance else self.checker.tolerance
 
     def run(self, case: Case, device: str, worker: Worker) -> CaseResult:
         """Run one case in the worker and turn its reply into a verdict."""
         inputs, expected, baseline = self.prepare(case)
-        audits = _as_list(case.params.get("audit", []))
         shared = shared_inputs.share(_laid_out(inputs.args, inputs.layout))
         task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
-                "size": shared.size, "device": device, "audit": audits,
-                "key_length": self.checker.total_key_length(case.function, inputs.args)}
+                "size": shared.size, "device": device, "audit": list(case.audit),
+                "key_length": self.checker.span(case.function, inputs),
+                "forbidden": list(self.exercise.rules.forbidden)}
         # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
         reply_limit = 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
-        if MEMORY_AUDIT in audits:
+        if MEMORY_AUDIT in case.audit:
             worker.reset_memory_peak()
         try:
             raw = worker.run(task, [shared.fd], len(shared.specs), case.time_limit or self.exercise.time_limit,
@@ -77,17 +82,21 @@ class Judge:
         limit = case.time_limit or self.exercise.time_limit
         reply = raw.reply
         if raw.kind == "returned":
-            names = self.checker.input_names(case.function, inputs.args)
+            names = self.checker.input_names(case.function, inputs)
             changed = sorted(set(modified) | set(reply.observations.get("version_changed", [])))
-            violation = audits.inputs_modified(names, changed) or audits.memory(
-                _as_list(case.params.get("audit", [])), case.function, inputs.args, raw.peak_bytes,
-                reply.observations, self.checker)
+            reasons = self.checker.rule_reasons
+            violation = (audits.forbidden(reply.observations.get("forbidden_seen", []), reasons.get("forbidden", ""))
+                         or (audits.inputs_modified(names, changed, reasons.get("inputs-modified", ""))
+                             if self.exercise.rules.inputs_unchanged else None)
+                         or audits.memory(list(case.audit), case.function, inputs, raw.peak_bytes,
+                                          reply.observations, self.checker))
             if violation:
                 result.message = violation.message
                 result.extra["violates"] = violation.kind
                 return
-            verdict = compare.compare_outputs(reply.value, self.checker.OUTPUT_NAMES[case.function],
-                                              expected, inputs.args[0].dtype, device, baseline)
+            function = self.checker.functions[case.function]
+            verdict = compare.compare_outputs(reply.value, function.outputs, expected, inputs.output_dtype(), device,
+                                              baseline, self.tolerance(case), _first_tensor_name(function, inputs))
             result.outcome = Outcome.PASSED if verdict.passed else Outcome.FAILED
             result.message = inert(verdict.message)
             result.details = [] if case.hidden else [inert(line) for line in verdict.details]
@@ -135,8 +144,15 @@ class Judge:
         return f"{name}: {inert(loaded.detail) or 'the worker process ended while importing your file'}"
 
 
-def _as_list(value: Any) -> list:
-    return value if isinstance(value, list) else [value]
+def _first_tensor_name(function: Any, inputs: Any) -> str:
+    """The argument whose dtype the outputs take, for messages: 'query', 'x'."""
+    import torch
+
+    for name, arg in zip(function.arguments, inputs.args):
+        if isinstance(arg, torch.Tensor) or (isinstance(arg, (list, tuple)) and arg
+                                             and isinstance(arg[0], torch.Tensor)):
+            return name
+    return "the inputs"
 
 
 def _laid_out(args: list[Any], layout: str) -> list[Any]:

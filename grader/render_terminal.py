@@ -61,8 +61,8 @@ class TerminalRenderer:
         style = result.outcome.value
         where = f"{result.function}, {result.device}" + (", hidden" if result.hidden else "")
         self.console.print(f"[{style}]{LABELS[result.outcome]:<7}[/] {show(result.name)} [muted]({show(where)})[/]")
-        if result.extra.get("ring"):
-            self._ring_table(result.extra["ring"])
+        if result.extra.get("table"):
+            self._table(result.extra["table"])
         if result.outcome in (Outcome.PASSED, Outcome.SKIPPED, Outcome.NOT_ATTEMPTED):
             return
         if result.message:
@@ -85,22 +85,18 @@ class TerminalRenderer:
             if text.strip():
                 self._output(name, text)
 
-    def _ring_table(self, ring: dict) -> None:
-        """Per rank of a distributed case: what it held, what it sent and received, time per step."""
+    def _table(self, table: dict) -> None:
+        """A group case's table (per rank of a ring: what it held, sent and received, time per step)."""
         from rich.padding import Padding
         from rich.table import Table
 
-        table = Table(box=None, padding=(0, 1), header_style="muted",
-                      caption=f"{ring['communication_steps']} communication step"
-                      f"{'s' * (ring['communication_steps'] != 1)}, overlapped with compute",
+        shown = Table(box=None, padding=(0, 1), header_style="muted", caption=show(str(table.get("caption", ""))),
                       caption_style="muted", caption_justify="left")
-        for column in ("rank", "queries", "keys", "steps", "sent", "received", "per step"):
-            table.add_column(column, justify="right")
-        for row in ring["ranks"]:
-            table.add_row(str(row["rank"]), str(row["queries"]), str(row["keys"]), str(row["steps"]),
-                          _bytes(row["bytes_sent"]), _bytes(row["bytes_received"]),
-                          f"{row['seconds_per_step'] * 1000:.2f} ms")
-        self.console.print(Padding(table, (0, 0, 0, 8), expand=False))
+        for column in table.get("columns", []):
+            shown.add_column(show(str(column)), justify="right")
+        for row in table.get("rows", []):
+            shown.add_row(*(show(str(cell)) for cell in row))
+        self.console.print(Padding(shown, (0, 0, 0, 8), expand=False))
 
     def _diagnosis(self, result: CaseResult) -> None:
         diagnosis = result.diagnosis
@@ -154,7 +150,3 @@ class TerminalRenderer:
 def show(text: str) -> str:
     """Text from outside the grader, ready for Rich: controls escaped visibly, then markup escaped."""
     return escape(inert(text))
-
-
-def _bytes(count: int) -> str:
-    return f"{count} B" if count < 10 * 1024 else f"{count / 1024:.1f} KiB"

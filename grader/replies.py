@@ -157,7 +157,8 @@ def _value(node: Any, tensors: list[WireTensor], used: set[int], depth: int, bud
     raise _fail("a returned value is neither a tensor, a sequence nor something named")
 
 
-OBSERVATIONS = {"materialized": list, "materialized_count": int, "peak_bytes": int, "version_changed": list}
+OBSERVATIONS = {"materialized": list, "materialized_count": int, "peak_bytes": int, "version_changed": list,
+                "forbidden_seen": list}
 
 
 def _observations(found: Any) -> dict[str, Any]:
@@ -178,11 +179,12 @@ def _observations(found: Any) -> dict[str, Any]:
 
 
 RANK_KINDS = ("torch-ready", "ready", "load-error") + CASE_KINDS
+MAX_STATS = 1024
 PHASES = ("learner", "communication", "")
 
 
 def parse_rank(body: Any, tensors: list[WireTensor], world: int) -> dict[str, Any]:
-    """One message from a rank of the distributed ring, rebuilt with only the fields the verdict reads."""
+    """One message from a rank of a group suite, rebuilt with only the fields the verdict reads."""
     body = _mapping(body)
     kind = parse_kind(body, RANK_KINDS)
     clean: dict[str, Any] = {"kind": kind}
@@ -202,10 +204,10 @@ def parse_rank(body: Any, tensors: list[WireTensor], world: int) -> dict[str, An
         raise _fail("seconds is not a finite, non-negative number")
     clean.update(phase=phase, seconds=float(seconds), exception=_string(body, "exception"),
                  message=_string(body, "message"), traceback=_string(body, "traceback"))
-    steps = body.get("steps", [])
-    if not isinstance(steps, list) or len(steps) > world:
-        raise _fail("steps is not a list of at most one entry per rank")
-    clean["steps"] = [_step(step) for step in steps]
+    stats = body.get("stats", [])
+    if not isinstance(stats, list) or len(stats) > MAX_STATS:
+        raise _fail(f"stats is not a list of at most {MAX_STATS} entries")
+    clean["stats"] = [_numbers(entry) for entry in stats]
     if kind == "returned":
         used: set[int] = set()
         clean["value"] = _value(body.get("value"), tensors, used, depth=1, budget=[MAX_NODES])
@@ -216,10 +218,15 @@ def parse_rank(body: Any, tensors: list[WireTensor], world: int) -> dict[str, An
     return clean
 
 
-def _step(step: Any) -> dict[str, Any]:
-    step = _mapping(step)
-    seconds, sent, received = step.get("seconds"), step.get("sent"), step.get("received")
-    if not (type(seconds) in (int, float) and math.isfinite(seconds) and 0 <= seconds <= MAX_SECONDS
-            and type(sent) is int and type(received) is int and 0 <= sent < 1 << 50 and 0 <= received < 1 << 50):
-        raise _fail("a ring step is malformed")
-    return {"seconds": float(seconds), "sent": sent, "received": received}
+def _numbers(entry: Any) -> dict[str, float]:
+    """One entry of a rank's stats: a few names, each a finite, non-negative number."""
+    entry = _mapping(entry)
+    if len(entry) > 16:
+        raise _fail("a stats entry has too many fields")
+    clean = {}
+    for key, value in entry.items():
+        if not (isinstance(key, str) and len(key) <= 40 and type(value) in (int, float) and math.isfinite(value)
+                and 0 <= value < 1e18):
+            raise _fail("a stats entry is not a few names of finite, non-negative numbers")
+        clean[key] = value
+    return clean

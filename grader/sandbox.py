@@ -30,7 +30,7 @@ from functools import cache
 from pathlib import Path
 
 from grader import cgroups, proctree, sandbox_view
-from grader.sandbox_view import GRADER_PACKAGE, SUBMISSION
+from grader.sandbox_view import GRADER_PACKAGE
 
 BOOT = Path(__file__).resolve().parent / "sandbox_boot.py"
 TMP_BYTES = 256 << 20        # the private /tmp (and /dev/shm): memory, counted against the memory limit
@@ -174,7 +174,7 @@ class Sandbox:
             self.kind, self.user = force
         self.namespaces = self.kind != "none"
         self.folder = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
-        self.files: list[tuple[Path, str]] = []
+        self.exposed: dict[str, Path] = {}  # folder name inside -> the host folder of copies shown there
         self.launcher: subprocess.Popen | None = None
         self.group: cgroups.Group | None = None
         self.error = ""
@@ -185,16 +185,17 @@ class Sandbox:
 
     # ------------------------------------------------------------ setting up
 
-    def add_file(self, host: Path) -> str:
-        """A read-only copy of `host` for the programs; returns the path they see it at."""
-        folder = self.folder / "submission"
-        folder.mkdir(mode=0o755, exist_ok=True)
-        copy = folder / host.name
+    def add_file(self, host: Path, folder: str = "submission") -> str:
+        """A read-only copy of `host` for the programs, in /`folder` inside; returns the path they see it at."""
+        copies = self.folder / folder
+        copies.mkdir(mode=0o755, exist_ok=True)
+        copy = copies / host.name
         shutil.copyfile(host, copy)
         copy.chmod(0o644)
-        folder.chmod(0o755)
+        copies.chmod(0o755)
         self.folder.chmod(0o755)
-        return f"{SUBMISSION}/{host.name}" if self.namespaces else str(copy)
+        self.exposed[folder] = copies
+        return f"/{folder}/{host.name}" if self.namespaces else str(copy)
 
     def shared_folder(self, name: str) -> Path:
         """A folder every program may write to (without namespaces; inside one, /tmp is that)."""
@@ -222,8 +223,7 @@ class Sandbox:
                           "fds": {str(target): source for target, source in p.fds.items()}} for p in programs],
         }
         if self.namespaces:
-            submission = self.folder / "submission"
-            view = sandbox_view.build(self.hide, submission if submission.is_dir() else None, self.use_cuda)
+            view = sandbox_view.build(self.hide, self.exposed, self.use_cuda)
             config.update(view.for_boot())
             if self.kind == "bubblewrap":
                 config["bwrap"] = [shutil.which("bwrap") or "bwrap", *view.bwrap_args()]

@@ -16,7 +16,6 @@ GRADER_PACKAGE = Path(__file__).resolve().parent
 SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 CUDA_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
-SUBMISSION = "/submission"   # where the learner's file appears inside the sandbox
 
 
 @dataclass
@@ -47,8 +46,12 @@ class View:
         return args
 
 
-def build(hide: tuple[Path, ...], submission: Path | None, use_cuda: bool) -> View:
-    """The view for a sandbox that must not show the folders in `hide` (the course checkout)."""
+def build(hide: tuple[Path, ...], exposed: dict[str, Path], use_cuda: bool) -> View:
+    """The view for a sandbox that must not show the folders in `hide` (the course checkout).
+
+    `exposed` maps a folder name to a host folder shown read-only at /name: the learner's file in
+    /submission, an exercise's rank program in /exercise.
+    """
     view = View()
     for path in SYSTEM_PATHS:
         if os.path.islink(path):
@@ -58,8 +61,8 @@ def build(hide: tuple[Path, ...], submission: Path | None, use_cuda: bool) -> Vi
     for path in python_paths(hide):
         view.binds.append((path, path, True))
     view.binds.append((str(GRADER_PACKAGE), str(GRADER_PACKAGE), True))
-    if submission is not None:
-        view.binds.append((str(submission), SUBMISSION, True))
+    for name, folder in sorted(exposed.items()):
+        view.binds.append((str(folder), f"/{name}", True))
     # Only what torch reads (the CPUs; the PCI devices and the driver for CUDA): never /sys/fs/cgroup,
     # whose groups a learner process could otherwise try to leave.
     sysfs = ["/sys/devices/system/cpu"] + (["/sys/devices", "/sys/bus", "/sys/class", "/sys/module"] if use_cuda else [])

@@ -8,7 +8,8 @@ from typing import Callable
 from rich.console import Console
 from rich.markup import escape
 
-from grader.cases import load_suites
+from grader.cases import load_exercise_cases
+from grader.checker import load_checker
 from grader.course import Exercise
 from grader.errors import GraderError
 from grader.grading import grade
@@ -49,14 +50,13 @@ def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lamb
     add(Check("hints present", len(hints) >= 1 and not empty,
               f"{len(hints)} hint files" + (f"; empty: {', '.join(empty)}" if empty else "")))
     try:
-        from grader.checkers import get_checker
-
-        checker = get_checker(exercise.checker)
-        cases = load_suites(exercise.examples, exercise.hidden_files(), checker.FUNCTIONS, checker.validate, True)
+        checker = load_checker(exercise.checker)
+        cases = load_exercise_cases(exercise, checker)
         counts = {suite: sum(case.suite == suite for case in cases) for suite in ("examples", "hidden")}
-        ring = _ring_cases(exercise)
+        suites = checker.suites()
+        extra = {name: suite.all_cases() for name, suite in suites.items()}
         add(Check("case files load", True, f"{counts['examples']} examples, {counts['hidden']} hidden"
-                  + (f", {len(ring)} distributed" if ring else "")))
+                  + "".join(f", {len(found)} in --{name}" for name, found in extra.items())))
     except GraderError as error:
         add(Check("case files load", False, str(error)))
         return validation
@@ -71,34 +71,25 @@ def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lamb
     add(Check("starter fails every case as not attempted", not not_attempted and not starter.load_error,
               starter.load_error.splitlines()[0] if starter.load_error else
               ", ".join(f"{r.name}: {r.outcome.value}" for r in not_attempted[:5])))
-    if ring:
-        progress("running the reference solution in real rings of processes ...")
-        add(_check_ring(exercise, sorted({len(case.params["shards"]) for case in ring})))
+    for name, suite in suites.items():
+        if extra[name]:
+            progress(f"running the reference solution in the --{name} suite ...")
+            add(_check_group(exercise, suite, sorted({suite.world_of(case) for case in extra[name]})))
     _check_catalogue(exercise, validation, progress)
     return validation
 
 
-def _ring_cases(exercise: Exercise) -> list:
-    """The distributed ring's cases, when the exercise has a ring case file."""
-    if exercise.ring is None:
-        return []
-    from grader import ring_cases
-    from grader.cases import load_case_file
-
-    return load_case_file(exercise.ring, "ring", (ring_cases.FUNCTION,), ring_cases.validate)
-
-
-def _check_ring(exercise: Exercise, worlds: list[int]) -> Check:
-    """The reference solution passes the distributed suite at every world size the ring file uses."""
-    from grader.distributed import run_ring_suite
+def _check_group(exercise: Exercise, suite, worlds: list[int]) -> Check:
+    """The reference solution passes a group suite at every world size its cases use."""
     from grader.grading import load_reference
+    from grader.group_run import run_group_suite
 
     solution = load_reference(exercise)
     report = Report(exercise.name, "submit", str(exercise.solution))
     for world in worlds:
-        run_ring_suite(exercise, exercise.solution, world, "cpu", report, lambda result: None, solution)
+        run_group_suite(exercise, suite, exercise.solution, world, "cpu", report, lambda result: None, solution)
     sizes = ", ".join(map(str, worlds))
-    return Check("reference passes the distributed ring", report.status == "passed",
+    return Check(f"reference passes the --{suite.option} suite", report.status == "passed",
                  _failures(report) if report.failed else f"{len(report.results)} cases on {sizes} ranks")
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, REPO, own_processes, survivors
+from conftest import FIXTURES, REPO, own_processes, ring_checker, ring_exercise, survivors
+from grader.cases import Case
 from grader.cli import main
 from grader.grading import grade
 from grader.results import Outcome
@@ -216,31 +217,28 @@ def test_the_graders_environment_and_files_stay_out_of_sight(attacked, course, t
     assert "solutions" not in out and "course" not in out.split("printed", 1)[-1]
 
 
-def test_a_ring_that_never_exchanges_its_shards_fails(tmp_path):
-    from grader.cases import Case
-    from grader.course import find_exercise
-    from grader.distributed import run_case
+def ring_case(learner: Path, case):
+    """One case of exercise 07's distributed suite, as `grader run --ring` runs it."""
     from grader.grading import load_reference
+    from grader.group_run import run_case
 
-    exercise = find_exercise(REPO, None)
+    exercise = ring_exercise()
+    return run_case(exercise, ring_checker().suites()["ring"], learner, case, False, load_reference(exercise), 3.0)
+
+
+def test_a_ring_that_never_exchanges_its_shards_fails(tmp_path):
     case = Case("ring-no-exchange", "ring", "distributed_ring", "", {"shards": [3, 4], "d": 8}, None, "test")
     before = own_processes()
-    result = run_case(exercise, attack(tmp_path, "ring_never_exchanges"), case, False, load_reference(exercise), 3.0)
+    result = ring_case(attack(tmp_path, "ring_never_exchanges"), case)
     assert survivors(before) == []
     assert result.outcome is Outcome.FAILED, result.message
     found = [line for line in result.stdout.splitlines() if " found " in line]
-    assert all(line.endswith("grader-ring-store") for line in found), found  # no shard on any disk
+    assert all(line.endswith("grader-group-store") for line in found), found  # no shard on any disk
 
 
 def test_a_rank_that_forges_a_malformed_reply_is_named(tmp_path, capfd):
-    from grader.cases import Case
-    from grader.course import find_exercise
-    from grader.distributed import run_case
-    from grader.grading import load_reference
-
-    exercise = find_exercise(REPO, None)
     case = Case("ring-forged", "ring", "distributed_ring", "", {"shards": [3, 4], "d": 8}, None, "test")
-    result = run_case(exercise, attack(tmp_path, "ring_forged_reply"), case, False, load_reference(exercise), 3.0)
+    result = ring_case(attack(tmp_path, "ring_forged_reply"), case)
     assert result.outcome is Outcome.CRASHED
     assert result.message.startswith("rank 1 crashed (sent a malformed reply"), result.message
     assert "Traceback" not in capfd.readouterr().err  # no thread of the grader's printed its own

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.checkers import ring_attention
-from grader.course import load_course
+from conftest import ring_exercise
 from grader.grading import load_reference, load_trusted
 from grader.judge import Judge
 from grader.results import CaseResult, Outcome
@@ -15,18 +14,18 @@ from grader.supervisor import Worker
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "audit"
-EXERCISE = load_course(REPO)[0]
 
 
 def audited_results(path: Path) -> dict[str, CaseResult]:
     """Run only the hidden suite's memory-audited cases on `path`, in one worker."""
-    trusted = load_trusted(EXERCISE, "submit", False)
-    cases = [case for case in trusted.cases if "memory" in case.params.get("audit", [])]
-    worker = Worker(path.resolve(), EXERCISE.root, EXERCISE.memory_limit_mb, use_cuda=False)
+    exercise = ring_exercise()
+    trusted = load_trusted(exercise, "submit", False)
+    cases = [case for case in trusted.cases if "memory" in case.audit]
+    worker = Worker(path.resolve(), exercise.root, exercise.memory_limit_mb, use_cuda=False)
     worker.start()
     try:
-        judge = Judge(EXERCISE, trusted.checker, path.name, load_reference(EXERCISE))
-        assert worker.wait_ready(EXERCISE.time_limit).kind == "ready"
+        judge = Judge(exercise, trusted.checker, path.name, load_reference(exercise))
+        assert worker.wait_ready(exercise.time_limit).kind == "ready"
         return {case.name: judge.run(case, "cpu", worker) for case in cases}
     finally:
         worker.stop()
@@ -34,7 +33,7 @@ def audited_results(path: Path) -> dict[str, CaseResult]:
 
 @pytest.fixture(scope="module")
 def reference() -> dict[str, CaseResult]:
-    return audited_results(EXERCISE.solution)
+    return audited_results(ring_exercise().solution)
 
 
 def test_reference_passes_every_audit(reference):
@@ -61,21 +60,22 @@ def test_holding_every_score_fails_whatever_builds_it(name):
 
 
 def test_the_budget_leaves_room_for_honest_code(reference):
-    """The reference holds well under the budget: the rule does not sit on the edge of correct code."""
-    from grader.grading import load_trusted
-
-    trusted = load_trusted(EXERCISE, "submit", False)
-    (case,) = [case for case in trusted.cases if "memory" in case.params.get("audit", [])]
-    args = ring_attention.build_inputs(case.function, case.params).args
-    assert ring_attention.memory_budget(case.function, args) < 256 << 20
+    """The budget stays far below what holding every score takes (about 512 MiB on this case)."""
+    trusted = load_trusted(ring_exercise(), "submit", False)
+    (case,) = [case for case in trusted.cases if "memory" in case.audit]
+    inputs = trusted.checker.build_inputs(case.function, case.params)
+    assert trusted.checker.memory_budget(case.function, inputs) < 256 << 20
 
 
 def test_audited_case_needs_a_unique_prime():
+    from grader.checker import load_checker
+
+    checker = load_checker(ring_exercise().checker)
     base = {"lq": 3, "d": 4, "dv": 5, "audit": ["memory"]}
-    ring_attention.validate("ring_attention", {**base, "chunks": [7, 6, 10]})
+    checker.validate("ring_attention", {**base, "chunks": [7, 6, 10]})
     with pytest.raises(ValueError, match="prime"):
-        ring_attention.validate("ring_attention", {**base, "chunks": [8, 8]})
+        checker.validate("ring_attention", {**base, "chunks": [8, 8]})
     with pytest.raises(ValueError, match="dv also has length 5"):
-        ring_attention.validate("ring_attention", {**base, "chunks": [2, 3]})
+        checker.validate("ring_attention", {**base, "chunks": [2, 3]})
     with pytest.raises(ValueError, match="ring_attention only"):
-        ring_attention.validate("attention_chunk_stats", {"lk": 7, "audit": ["memory"]})
+        checker.validate("attention_chunk_stats", {"lk": 7, "audit": ["memory"]})

@@ -47,13 +47,14 @@ def test_config_error_names_path_and_line() -> None:
 
 
 def test_repeat_expands_with_new_seeds(course) -> None:
+    from conftest import ring_checker
     from grader.cases import load_case_file
-    from grader.checkers import ring_attention as checker
 
+    checker = ring_checker()
     path = course / EXAMPLES
     path.write_text("cases:\n  - name: r\n    function: ring_attention\n    seed: 10\n    repeat: 3\n"
                     "    chunks: {total: 13, random: 4}\n")
-    cases = load_case_file(path, "examples", checker.FUNCTIONS, checker.validate)
+    cases = load_case_file(path, "examples", tuple(checker.functions), checker.validate)
     assert [case.name for case in cases] == ["r-1", "r-2", "r-3"]
     assert [case.params["seed"] for case in cases] == [10, 11, 12]
     splits = [checker.build_inputs("ring_attention", case.params).summary for case in cases]

@@ -1,4 +1,4 @@
-"""The distributed ring suite: real gloo rings of 2 and 4 ranks on the CPU, good and bad learners."""
+"""Exercise 07's distributed suite through the grader's group suites: real gloo rings of 2 and 4 ranks on the CPU."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import own_processes, survivors
-from grader import cli, ring_cases
+from conftest import own_processes, ring_checker, ring_exercise, survivors
+from grader import cli
 from grader.cases import Case
-from grader.course import find_exercise
-from grader.distributed import run_case, run_ring_suite
 from grader.errors import ConfigError
 from grader.grading import load_reference
+from grader.group_run import run_case as run_group_case
+from grader.group_run import run_group_suite
 from grader.render_json import test_to_json as result_to_json
 from grader.render_terminal import TerminalRenderer, make_console
 from grader.results import Outcome, Report
@@ -27,7 +27,16 @@ LIMIT = 3.0  # seconds for the ring itself; torch's import and the rendezvous ar
 
 @pytest.fixture(scope="module")
 def exercise():
-    return find_exercise(ROOT, None)
+    return ring_exercise()
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return ring_checker().suites()["ring"]
+
+
+def run_case(exercise, learner, case, use_cuda, solution, limit):
+    return run_group_case(exercise, ring_checker().suites()["ring"], learner, case, use_cuda, solution, limit)
 
 
 @pytest.fixture(scope="module")
@@ -50,16 +59,16 @@ def misbehaving(tmp_path: Path, how: str) -> Path:
 
 
 def _case(shards: list[int], **params) -> Case:
-    return Case(f"test-ring{len(shards)}", "ring", ring_cases.FUNCTION, "", {"shards": shards, "d": 8, **params},
+    return Case(f"test-ring{len(shards)}", "ring", "distributed_ring", "", {"shards": shards, "d": 8, **params},
                 None, "test")
 
 
-def test_reference_passes_on_two_ranks_with_the_case_file(exercise, solution):
+def test_reference_passes_on_two_ranks_with_the_case_file(exercise, solution, suite):
     report = Report(exercise.name, "run", "reference")
-    run_ring_suite(exercise, REFERENCE, 2, "cpu", report, lambda result: None, solution, LIMIT)
+    run_group_suite(exercise, suite, REFERENCE, 2, "cpu", report, lambda result: None, solution, LIMIT)
     assert [result.name for result in report.results] == ["ring2-uneven", "ring2-even-split"]
     assert all(result.passed for result in report.results), [r.message for r in report.results]
-    table = report.results[0].extra["ring"]
+    table = report.results[0].extra["table"]["data"]
     assert table["communication_steps"] == 1
     # Each rank sends its own shard (keys + values, float64) and receives its neighbour's.
     assert [row["bytes_sent"] for row in table["ranks"]] == [5 * (8 + 5) * 8, 2 * (8 + 5) * 8]
@@ -69,7 +78,7 @@ def test_reference_passes_on_two_ranks_with_the_case_file(exercise, solution):
 def test_reference_passes_on_four_uneven_ranks(exercise, solution):
     result = run_case(exercise, REFERENCE, _case([3, 5, 1, 4], lq=[2, 1, 3, 2], seed=3), False, solution, LIMIT)
     assert result.passed, result.message
-    assert [row["steps"] for row in result.extra["ring"]["ranks"]] == [4, 4, 4, 4]
+    assert [row["steps"] for row in result.extra["table"]["data"]["ranks"]] == [4, 4, 4, 4]
 
 
 def test_a_merge_without_rescaling_fails_with_a_clear_message(exercise, solution):
@@ -105,29 +114,42 @@ def test_ring_below_two_is_a_usage_error(capsys):
 
 
 def test_a_bad_ring_case_names_file_and_line(tmp_path):
+    suite = ring_checker().suites()["ring"]
     path = tmp_path / "ring.yaml"
     path.write_text("cases:\n  - name: ok\n    function: distributed_ring\n    shards: [2, 2]\n"
                     "  - name: bad\n    function: distributed_ring\n    shards: [2, 2]\n    lq: [1]\n")
+    suite.file = path
     with pytest.raises(ConfigError, match=r"ring.yaml:5: case 'bad': lq must be a positive integer or one per rank"):
-        ring_cases.ring_cases(path, 2)
+        suite.cases(2)
 
 
-def test_the_course_ring_file_selects_by_world_size(exercise):
-    names = [case.name for case in ring_cases.ring_cases(exercise.ring, 4)]
+def test_the_course_ring_file_selects_by_world_size(suite):
+    names = [case.name for case in suite.cases(4)]
     assert names == ["ring4-uneven", "ring4-bfloat16", "ring4-even-split"]
 
 
-def test_ring_table_in_terminal_and_json():
+def test_an_exercise_without_the_suite_refuses_the_option(course, capsys, tmp_path):
+    (course / "exercises/07-ring-attention/ring.py").write_text("")  # a checker whose suites() finds nothing
+    checker = course / "exercises/07-ring-attention/checker.py"
+    checker.write_text(checker.read_text().replace('return {"ring": RingSuite(self, Path(__file__).parent)}',
+                                                   "return {}").replace("from ring import RingSuite", "pass"))
+    assert cli.main(["run", "--ring", "2", "--no-record"]) == 2
+    assert capsys.readouterr().out.strip() == "error: --ring: 07-ring-attention has no ring suite"
+
+
+def test_ring_table_in_terminal_and_json(suite):
+    from grader.group_suite import GroupInputs
     from grader.results import CaseResult
 
-    ring = {"world_size": 2, "communication_steps": 1, "ranks": [
-        {"rank": 0, "queries": 3, "keys": 4, "steps": 2, "bytes_sent": 512, "bytes_received": 256,
-         "seconds_per_step": 0.002}]}
-    result = CaseResult("r", "ring", "distributed_ring", "cpu", Outcome.PASSED, extra={"ring": ring})
+    inputs = suite.build(suite.cases(2)[0], load_reference(ring_exercise()))
+    stats = [[{"seconds": 0.002, "sent": 512, "received": 256}] * 2, []]
+    result = CaseResult("r", "ring", "distributed_ring", "cpu", Outcome.PASSED,
+                        extra={"table": suite.table(stats, inputs)})
     out = io.StringIO()
     TerminalRenderer(make_console(file=out, width=100)).case(result)
-    assert "512 B" in out.getvalue() and "2.00 ms" in out.getvalue() and "1 communication step," in out.getvalue()
-    assert result_to_json(1, result)["extra"]["ring"]["ranks"][0]["bytes_sent"] == 512
+    assert "1024 B" in out.getvalue() and "2.00 ms" in out.getvalue() and "1 communication step," in out.getvalue()
+    assert result_to_json(1, result)["extra"]["table"]["data"]["ranks"][0]["bytes_sent"] == 1024
+    assert isinstance(inputs, GroupInputs)
 
 
 def test_a_file_that_does_not_import_is_named_with_its_line(exercise, solution, tmp_path):

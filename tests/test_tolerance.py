@@ -7,7 +7,7 @@ import math
 import torch
 
 from grader import compare
-from grader.checkers import ring_attention as checker
+from conftest import ring_checker
 from grader.wire import WireTensor
 
 
@@ -64,15 +64,17 @@ def bf16_state_ring(query, key_chunks, value_chunks):
 
 def test_bfloat16_accumulation_fails_float32_cases():
     for chunks in ([5, 1, 6], {"total": 64, "size": 1}):
+        checker = ring_checker()
         inputs = checker.build_inputs("ring_attention", {"lq": 4, "d": 8, "chunks": chunks, "dtype": "float32"})
-        (want,) = checker.expected("ring_attention", inputs.args)
+        (want,) = checker.expected("ring_attention", inputs)
         assert not judged(bf16_state_ring(*inputs.args), want, torch.float32).passed
 
 
 def test_half_precision_bound_comes_from_the_reference_on_the_same_split():
     params = {"lq": 4, "d": 16, "dv": 8, "chunks": {"total": 256, "size": 1}, "dtype": "bfloat16"}
+    checker = ring_checker()
     inputs = checker.build_inputs("ring_attention", params)
-    (want,) = checker.expected("ring_attention", inputs.args)
+    (want,) = checker.expected("ring_attention", inputs)
     from importlib.util import module_from_spec, spec_from_file_location
     from pathlib import Path
 
@@ -80,7 +82,7 @@ def test_half_precision_bound_comes_from_the_reference_on_the_same_split():
     spec = spec_from_file_location("reference_for_tolerance", path)
     reference = module_from_spec(spec)
     spec.loader.exec_module(reference)
-    (base,) = checker.baseline("ring_attention", inputs.args, reference)
+    (base,) = checker.baseline("ring_attention", inputs, reference)
     assert judged(base, want, torch.bfloat16, base).passed
     # A float64 computation rounded once is far more accurate than the reference, so it passes too.
     assert judged(want.to(torch.bfloat16), want, torch.bfloat16, base).passed

@@ -13,7 +13,7 @@ def test_validate_passes_on_the_course(course, capsys) -> None:
     out = capsys.readouterr().out
     assert code == 0, out
     for line in ("ok   case files load (7 examples,", "ok   reference passes every case",
-                 "ok   starter fails every case as not attempted", "ok   reference passes the distributed ring",
+                 "ok   starter fails every case as not attempted", "ok   reference passes the --ring suite",
                  "ok   every mistake is caught by a case", "ok   every correct variant passes every case",
                  "cases that are the only catcher of a mistake:"):
         assert line in out, line

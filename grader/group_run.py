@@ -1,9 +1,9 @@
-"""The distributed ring suite: N ranks in one sandbox, held to one time and memory limit, judged here.
+"""Running a group suite: N ranks in one sandbox, held to one time and memory limit, judged here.
 
 The ranks share one sandbox (one PID and network namespace, so gloo can use their private
-loopback, and one cgroup). Each rank's shard reaches it over its own pipe, never through a file
+loopback, and one cgroup). Each rank's tensors reach it over its own pipe, never through a file
 another rank could read, and the bytes the ranks moved over loopback are read from the kernel's
-counters, so a ring that never exchanged its shards cannot pass.
+counters, so a group that was meant to exchange data and did not cannot pass.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from grader import replies, ring_cases, wire
+from grader import replies, wire
 from grader.cases import Case
 from grader.course import Exercise
 from grader.errors import UsageError
+from grader.group_suite import GroupInputs, GroupSuite
 from grader.output import OutputCollector
 from grader.results import CaseResult, Outcome, Report
 from grader.sandbox import Program, Sandbox, base_env
@@ -32,7 +33,8 @@ COMM_FRACTION = 0.5  # gloo gives up after this share of the group limit, so sur
 AFTERMATH = 1.0      # seconds the others get to report once one rank has failed outright
 POLL = 0.05
 RANK_REPLY_BYTES = 16 << 20
-STORE = "/tmp/grader-ring-store"
+STORE = "/tmp/grader-group-store"
+PROGRAM = "exercise"  # the folder, inside the sandbox, that holds the exercise's rank program
 
 
 @dataclass
@@ -50,30 +52,30 @@ class Rank:
     reader: threading.Thread | None = None
 
 
-def run_ring_suite(exercise: Exercise, learner: Path, world: int, device: str, report: Report,
-                   on_result: Callable[[CaseResult], None], solution: Any, time_limit: float | None = None) -> None:
-    """Run every ring case for `world` ranks after the ordinary cases; results go into `report`."""
+def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world: int, device: str, report: Report,
+                    on_result: Callable[[CaseResult], None], reference: Any, time_limit: float | None = None) -> None:
+    """Run every case of `suite` for `world` ranks after the ordinary cases; results go into `report`."""
     if world < 2:
-        raise UsageError(f"--ring needs at least 2 ranks, not {world}")
+        raise UsageError(f"--{suite.option} needs at least 2 ranks, not {world}")
     use_cuda = False
     if device != "cpu":
         import torch
 
         use_cuda = torch.cuda.is_available() and torch.cuda.device_count() >= world
         if not use_cuda:
-            report.notes.append(f"The distributed suite ran on the CPU with gloo: fewer than {world} CUDA "
+            report.notes.append(f"The {suite.option} suite ran on the CPU with gloo: fewer than {world} CUDA "
                                 f"devices are present.")
-    for case in ring_cases.ring_cases(exercise.ring, world):
-        result = run_case(exercise, learner, case, use_cuda, solution, time_limit)
+    for case in suite.cases(world):
+        result = run_case(exercise, suite, learner, case, use_cuda, reference, time_limit)
         report.results.append(result)
         on_result(result)
 
 
-def run_case(exercise: Exercise, learner: Path, case: Case, use_cuda: bool, solution: Any,
+def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, use_cuda: bool, reference: Any,
              time_limit: float | None = None) -> CaseResult:
     """Start the ranks, wait for all of them within the group limit, kill them all, judge their replies."""
-    inputs = ring_cases.build(case.params, solution)
-    world = len(inputs.queries)
+    inputs = suite.build(case, reference)
+    world = inputs.world
     limit = time_limit or case.time_limit or exercise.time_limit
     device = "cuda" if use_cuda else "cpu"
     result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
@@ -83,7 +85,7 @@ def run_case(exercise: Exercise, learner: Path, case: Case, use_cuda: bool, solu
     ranks: list[Rank] = []
     traffic = None
     try:
-        ranks = _start(exercise, sandbox, learner, inputs, use_cuda, limit)
+        ranks = _start(sandbox, suite, learner, inputs, use_cuda, limit)
         _supervise(ranks, sandbox, inputs, limit, exercise.time_limit, world)
         traffic = sandbox.loopback_bytes()
     finally:
@@ -93,21 +95,26 @@ def run_case(exercise: Exercise, learner: Path, case: Case, use_cuda: bool, solu
         sandbox.close()
     result.stdout = _joined(ranks, "stdout")
     result.stderr = _joined(ranks, "stderr")
-    from grader.ring_verdict import judge
+    from grader.group_verdict import judge
 
     judge(ranks, inputs, limit, exercise, result, traffic)
+    stats = [rank.reply.get("stats") or [] for rank in ranks]
+    table = suite.table(stats, inputs) if any(stats) else None
+    if table:
+        result.extra["table"] = table
     return result
 
 
-def _start(exercise: Exercise, sandbox: Sandbox, learner: Path, inputs: Any, use_cuda: bool,
+def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInputs, use_cuda: bool,
            limit: float) -> list[Rank]:
     inside = sandbox.add_file(learner)
-    store = STORE if sandbox.namespaces else str(sandbox.shared_folder("store"))
+    program = sandbox.add_file(suite.rank_program, PROGRAM)
+    store = STORE if sandbox.namespaces else str(sandbox.shared_folder("store") / "store")
     programs, ranks, close = [], [], []
-    world = len(inputs.queries)
+    world = inputs.world
     null = os.open(os.devnull, os.O_RDONLY)
     close.append(null)
-    sentinel = ("\x00grader-ring-" + secrets.token_hex(8)).encode()  # never written: one segment per rank
+    sentinel = ("\x00grader-group-" + secrets.token_hex(8)).encode()  # never written: one segment per rank
     for number in range(world):
         to_rank_read, to_rank = os.pipe()
         from_rank, from_rank_write = os.pipe()
@@ -115,12 +122,11 @@ def _start(exercise: Exercise, sandbox: Sandbox, learner: Path, inputs: Any, use
         err_read, err_write = os.pipe()
         close += [to_rank_read, from_rank_write, out_write, err_write]
         config = {
-            "learner": inside, "rank": number, "world_size": world,
-            "shards": [key.shape[-2] for key in inputs.keys], "store": store,
-            "backend": "nccl" if use_cuda else "gloo", "device": f"cuda:{number}" if use_cuda else "cpu",
+            **inputs.config, "learner": inside, "program": program, "rank": number, "world_size": world,
+            "store": store, "backend": "nccl" if use_cuda else "gloo", "device": f"cuda:{number}" if use_cuda else "cpu",
             "comm_timeout": max(1.0, COMM_FRACTION * limit), "threads": max(1, (os.cpu_count() or 1) // world),
         }
-        programs.append(Program([sys.executable, "-m", "grader.ring_rank", json.dumps(config)],
+        programs.append(Program([sys.executable, "-m", "grader.rank", json.dumps(config)],
                                 base_env(GLOO_SOCKET_IFNAME="lo"),
                                 {0: null, 1: out_write, 2: err_write, 3: to_rank_read, 4: from_rank_write}))
         os.set_blocking(to_rank, False)
@@ -134,7 +140,7 @@ def _start(exercise: Exercise, sandbox: Sandbox, learner: Path, inputs: Any, use
     return ranks
 
 
-def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: Any, limit: float, import_limit: float,
+def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: float, import_limit: float,
                world: int) -> None:
     """Collect replies until all are in, one rank fails outright (then briefly more), or time runs out."""
     inbox: queue.Queue = queue.Queue()
@@ -167,7 +173,7 @@ def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: Any, limit: float, i
         if phase == "torch" and all(rank.state != "starting" for rank in ranks):
             deadline, phase = now + (import_limit + max(1.0, COMM_FRACTION * limit)) * WALL_FACTOR, "import"
         if phase == "import" and all(rank.state not in ("starting", "importing") for rank in ranks):
-            deadline, phase = now + limit * WALL_FACTOR, "ring"
+            deadline, phase = now + limit * WALL_FACTOR, "group"
             cpu_start, cpu_limit = sandbox.cpu_seconds(), limit * world
         if any(_failed_outright(rank) for rank in ranks) and phase != "aftermath":
             deadline, phase = min(deadline, now + AFTERMATH), "aftermath"
@@ -196,16 +202,15 @@ def _read(rank: Rank, inbox: queue.Queue, world: int) -> None:
             return
 
 
-def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: Any) -> None:
+def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: GroupInputs) -> None:
     from grader.text import inert
 
     message = {key: inert(value) if isinstance(value, str) else value for key, value in message.items()}
     kind = message.get("kind")
     if kind == "torch-ready" and rank.state == "starting":
         rank.state = "importing"
-        shard = [inputs.queries[rank.number], inputs.keys[rank.number], inputs.values[rank.number]]
-        try:  # the grader's go, with this rank's own shard: no other rank ever sees it
-            wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5, tensors=shard)
+        try:  # the grader's go, with this rank's own tensors: no other rank ever sees them
+            wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5, tensors=inputs.tensors[rank.number])
         except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
             rank.state, rank.ended = "ended", "stopped reading its pipe"
     elif kind == "ready" and rank.state == "importing":

@@ -1,4 +1,4 @@
-"""Verdicts on one distributed ring case: name the rank that went wrong and how, else compare outputs."""
+"""Verdicts on one group case: name the rank that went wrong and how, else compare every rank's output."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, resul
 
     `traffic` is the bytes the kernel counted on the ranks' own loopback (None without one).
     """
-    result.extra = {"ring": ring_table(ranks, inputs)} if any(r.reply.get("steps") for r in ranks) else {}
     replied = [rank for rank in ranks if rank.state == "replied"]
     own = [rank for rank in replied if rank.reply.get("kind") != "returned"
            and rank.reply.get("phase") != "communication"]
@@ -45,19 +44,12 @@ def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, resul
         result.message = f"rank {rank.number} failed: {rank.reply.get('exception')}: {rank.reply.get('message')}"
     else:
         _compare(ranks, inputs, result)
-        if result.passed and traffic is not None and traffic < _shard_bytes(inputs):
+        if result.passed and traffic is not None and traffic < inputs.min_traffic:
             result.outcome = Outcome.FAILED
-            result.message = (f"the ranks moved only {traffic} bytes between them (counted by the kernel); passing "
-                              f"every key and value shard around the ring needs at least {_shard_bytes(inputs)}")
+            result.message = (f"the ranks moved only {traffic} bytes between them (counted by the kernel); this "
+                              f"case needs at least {inputs.min_traffic} to pass every rank the data it lacks")
         return
     result.details = [line for rank in ranks if (line := _rank_line(rank))]
-
-
-def _shard_bytes(inputs: Any) -> int:
-    """What a ring must move: each rank receives every other rank's keys and values once."""
-    world = len(inputs.keys)
-    total = sum(t.numel() * t.element_size() for t in (*inputs.keys, *inputs.values))
-    return (world - 1) * total
 
 
 def _own_failure(rank: Any, exercise: Exercise, result: CaseResult) -> None:
@@ -135,21 +127,3 @@ def _names(ranks: list[Any]) -> str:
     if len(numbers) == 1:
         return f"rank {numbers[0]}"
     return f"ranks {', '.join(numbers[:-1])} and {numbers[-1]}"
-
-
-def ring_table(ranks: list[Any], inputs: Any) -> dict[str, Any]:
-    """Per rank: queries and keys held, steps, bytes sent and received, mean seconds per step."""
-    rows = []
-    for rank in ranks:
-        steps = rank.reply.get("steps") or []
-        if not steps:
-            continue
-        try:  # the numbers come from a rank process: data to check, never to trust
-            rows.append({"rank": rank.number, "queries": int(inputs.queries[rank.number].shape[-2]),
-                         "keys": int(inputs.keys[rank.number].shape[-2]), "steps": len(steps),
-                         "bytes_sent": sum(int(step["sent"]) for step in steps),
-                         "bytes_received": sum(int(step["received"]) for step in steps),
-                         "seconds_per_step": sum(float(step["seconds"]) for step in steps) / len(steps)})
-        except (TypeError, ValueError, KeyError):
-            continue
-    return {"world_size": len(ranks), "communication_steps": len(ranks) - 1, "ranks": rows}

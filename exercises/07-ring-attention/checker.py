@@ -1,49 +1,85 @@
-"""Inputs and float64 expected values for the ring-attention exercise's cases."""
+"""Exercise 07's checker: inputs and float64 answers for attention_chunk_stats, merge_chunk_stats and ring_attention.
+
+Loaded by the grader through grader/checker.py's interface; its distributed suite (--ring N) is in
+ring.py beside it.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import sys
+from pathlib import Path
 from typing import Any
 
 import torch
 
-FUNCTIONS = ("attention_chunk_stats", "merge_chunk_stats", "ring_attention")
+from grader.checker import DTYPES, HALF_DTYPES, Checker, Function, Inputs
+
 OUTPUT_NAMES = {
     "attention_chunk_stats": ("chunk_output", "chunk_sum", "chunk_max"),
     "merge_chunk_stats": ("output", "sum", "max"),
     "ring_attention": ("output",),
 }
-DTYPES = {"float64": torch.float64, "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-HALF_DTYPES = {torch.bfloat16, torch.float16}
-
-_COMMON = {"batch", "lq", "d", "dv", "dtype", "seed", "scale", "layout", "values", "audit"}
+ARGUMENTS = {
+    "attention_chunk_stats": ("query", "key_chunk", "value_chunk"),
+    "merge_chunk_stats": tuple(f"acc_{name}" for name in OUTPUT_NAMES["merge_chunk_stats"])
+    + tuple(f"chunk_{name}" for name in OUTPUT_NAMES["merge_chunk_stats"]),
+    "ring_attention": ("query", "key_chunks", "value_chunks"),
+}
+_COMMON = {"batch", "lq", "d", "dv", "dtype", "seed", "scale", "layout", "values"}
 _ALLOWED = {
     "attention_chunk_stats": _COMMON | {"lk", "score_shift", "row_scale"},
     "merge_chunk_stats": _COMMON | {"max_offset", "max_spread", "same_state", "swap"},
     "ring_attention": _COMMON | {"chunks", "score_shift", "chunk_shift", "row_scale"},
 }
-AUDITS = {"memory"}
 
 
-@dataclass
-class Inputs:
-    """A case's arguments in the case's dtype, plus what the worker needs to present them."""
+class RingAttentionChecker(Checker):
+    """The three functions of exercise 07; see the module functions below for how each case is built."""
 
-    args: list[Any]
-    layout: str
-    summary: str
+    functions = {name: Function(ARGUMENTS[name], OUTPUT_NAMES[name], _ALLOWED[name]) for name in OUTPUT_NAMES}
+    span_unit = "keys"
+    rule_reasons = {
+        "inputs-modified": "a chunk from a ring neighbour is passed on as it came",
+        "materialization": (
+            "In ring attention no device ever holds every key: each holds one chunk and passes it on, because the "
+            "concatenated keys and values, or a full row of scores, would not fit in one GPU's memory. Work on one "
+            "chunk at a time and keep only the running output, sum and max."),
+        "peak-memory": (
+            "Memory grew with the sequence: something as large as the scores against every key was alive at once "
+            "(a list of score blocks, the full score matrix, in torch or NumPy). Keep only the running statistics "
+            "(output, sum, max) between chunks and let each chunk's scores be freed before the next one arrives."),
+    }
+
+    def validate(self, function: str, params: dict[str, Any]) -> None:
+        super().validate(function, params)
+        validate(function, params)
+
+    def build_inputs(self, function: str, params: dict[str, Any]) -> Inputs:
+        return build_inputs(function, params)
+
+    def expected(self, function: str, inputs: Inputs) -> tuple[torch.Tensor, ...]:
+        return expected(function, inputs.args)
+
+    def memory_budget(self, function: str, inputs: Inputs) -> int | None:
+        return memory_budget(function, inputs.args) if function == "ring_attention" else None
+
+    def span(self, function: str, inputs: Inputs) -> int:
+        return total_key_length(function, inputs.args)
+
+    def suites(self) -> dict[str, Any]:
+        sys.path.insert(0, str(Path(__file__).parent))
+        try:
+            from ring import RingSuite
+        finally:
+            sys.path.remove(str(Path(__file__).parent))
+        return {"ring": RingSuite(self, Path(__file__).parent)}
 
 
 # ---------------------------------------------------------------- validation
 
 def validate(function: str, params: dict[str, Any]) -> None:
-    """Raise ValueError naming the first parameter that is unknown or out of range."""
-    unknown = sorted(set(params) - _ALLOWED[function])
-    if unknown:
-        raise ValueError(f"unknown key {unknown[0]!r} for {function} (allowed: {', '.join(sorted(_ALLOWED[function]))})")
-    if params.get("dtype", "float64") not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {params['dtype']!r}")
+    """Raise ValueError naming the first value that is out of range (keys are checked by the base class)."""
     batch = params.get("batch", [])
     if not (isinstance(batch, list) and all(_positive_int(size) for size in batch)):
         raise ValueError(f"batch must be a list of positive integers, not {batch!r}")
@@ -52,12 +88,9 @@ def validate(function: str, params: dict[str, Any]) -> None:
             raise ValueError(f"{key} must be a positive integer, not {params[key]!r}")
     if params.get("layout", "contiguous") not in ("contiguous", "transposed"):
         raise ValueError("layout must be 'contiguous' or 'transposed'")
-    for audit in _as_list(params.get("audit", [])):
-        if audit not in AUDITS:
-            raise ValueError(f"audit must be among {', '.join(sorted(AUDITS))}, not {audit!r}")
-        if function != "ring_attention":
-            raise ValueError(f"audit {audit!r} applies to ring_attention only, not {function}")
     if "memory" in _as_list(params.get("audit", [])):
+        if function != "ring_attention":
+            raise ValueError(f"audit 'memory' applies to ring_attention only, not {function}")
         _check_audit_length(params)
     if function == "ring_attention" and "values" not in params:
         lengths = chunk_lengths(params, torch.Generator().manual_seed(0))
@@ -138,7 +171,7 @@ def build_inputs(function: str, params: dict[str, Any]) -> Inputs:
     summary += f", {params.get('dtype', 'float64')}"
     if layout == "transposed":
         summary += ", non-contiguous (transposed views)"
-    return Inputs(args, layout, summary)
+    return Inputs(args, summary, layout=layout)
 
 
 def _attention_inputs(function: str, params: dict[str, Any], generator: torch.Generator):
@@ -236,15 +269,6 @@ def _to_float64(value: Any) -> Any:
     return [_to_float64(item) for item in value]
 
 
-def baseline(function: str, args: list[Any], solution: Any) -> tuple[torch.Tensor, ...] | None:
-    """For half precision: the reference solution's own answer in the case dtype, on the same split."""
-    if args[0].dtype not in HALF_DTYPES:
-        return None
-    copies = [[t.clone() for t in arg] if isinstance(arg, list) else arg.clone() for arg in args]
-    result = getattr(solution, function)(*copies)
-    return result if isinstance(result, tuple) else (result,)
-
-
 def total_key_length(function: str, args: list[Any]) -> int:
     """The length of the whole key sequence a case attends over."""
     if function == "ring_attention":
@@ -271,15 +295,3 @@ def memory_budget(function: str, args: list[Any]) -> int:
     block = rows * max(chunk.shape[-2] for chunk in key_chunks) * 8
     per_chunk = rows * (value_chunks[0].shape[-1] + 2) * 8
     return (48 << 20) + 2 * inputs + 4 * block + 2 * per_chunk * len(key_chunks)
-
-
-def input_names(function: str, args: list[Any]) -> list[str]:
-    """Names of the input tensors in the order the worker lists them."""
-    if function == "attention_chunk_stats":
-        return ["query", "key_chunk", "value_chunk"]
-    if function == "merge_chunk_stats":
-        names = OUTPUT_NAMES["merge_chunk_stats"]
-        return [f"acc_{name}" for name in names] + [f"chunk_{name}" for name in names]
-    count = len(args[1])
-    return (["query"] + [f"key_chunks[{i}]" for i in range(count)]
-            + [f"value_chunks[{i}]" for i in range(count)])
