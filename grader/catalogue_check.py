@@ -1,97 +1,212 @@
-"""`grader validate`'s check of the catalogue: every mistake is caught (and named), every variant accepted."""
+"""`grader validate`'s grading of the catalogue: every mistake and variant on every case, remembered by content.
+
+Each case verdict of a catalogue file depends only on the file, the case, and what the grader
+trusts for the exercise (its folder, its reference, the grader's own code). Verdicts are kept in
+`.grader/validate/EXERCISE.json` under a hash of exactly those, so adding a case grades that case
+alone, and adding a mistake grades that mistake alone; anything else that changes regrades what
+it touches.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
+import os
+import shutil
+import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from grader import fingerprint, mistakes
+from grader.cases import Case
 from grader.course import Exercise
 from grader.grading import grade
-from grader.results import Report
+from grader.results import CaseResult, Outcome
 
-PARALLEL = 2       # grades at once: each is a worker process, and the machines we run on may have 2 cores
-EXAMPLE_NAMES = 3  # case names shown per mistake in the matrix
-VIOLATIONS = {"", "materialization", "peak-memory", "inputs-modified"}
+PARALLEL = 2  # grades at once: each is a worker process, and the machines we run on may have 2 cores
+VIOLATIONS = {"", "materialization", "peak-memory", "inputs-modified", "forbidden"}
+CACHE_FOLDER = Path(".grader") / "validate"
 
 
 @dataclass
 class Graded:
-    """One catalogue file's report, and what the matrix needs from it."""
+    """One catalogue file's verdicts on every case (fresh or remembered)."""
 
     path: Path
-    report: Report
+    results: list[CaseResult] = field(default_factory=list)
 
     @property
     def catchers(self) -> list[str]:
-        return [r.name for r in self.report.results if r.outcome.counts_as_failure]
+        return [r.name for r in self.results if r.outcome.counts_as_failure]
 
     @property
-    def named(self) -> int:
-        """Failing cases whose diagnosis names this very file."""
-        return sum(1 for r in self.report.results if r.diagnosis and r.diagnosis.mistake == self.path.stem)
+    def passed(self) -> bool:
+        return bool(self.results) and not self.catchers
 
 
-def grade_catalogue(exercise: Exercise, progress: Callable[[str], None]) -> tuple[list[Graded], list[Graded]]:
-    """Grade every mistake and every variant on every case (CPU), two at a time."""
-    mistakes = sorted(exercise.mistakes.glob("*.py")) if exercise.mistakes.is_dir() else []
-    variants = sorted(exercise.variants.glob("*.py")) if exercise.variants.is_dir() else []
-    progress(f"grading {len(mistakes)} mistakes and {len(variants)} variants on every case ...")
-    files = mistakes + variants
+def catalogue_files(folder: Path) -> list[Path]:
+    """The mistakes or variants in a folder (files starting with _ are helpers, not entries)."""
+    return sorted(path for path in folder.glob("*.py") if not path.name.startswith("_")) if folder.is_dir() else []
+
+
+class VerdictCache:
+    """Case verdicts of catalogue files, keyed by what decides them."""
+
+    def __init__(self, exercise: Exercise, enabled: bool = True) -> None:
+        self.path = exercise.root / CACHE_FOLDER / f"{exercise.name}.json"
+        # Everything that decides a verdict but the graded file and the case itself: the exercise's code
+        # (checker, suites), its settings, the reference (half-precision baselines), the grader's code.
+        decides = sorted(path for path in exercise.directory.rglob("*.py")
+                         if path not in (exercise.stub, exercise.starter) and "__pycache__" not in path.parts)
+        decides += [exercise.directory / "exercise.yaml", exercise.solution,
+                    *sorted(fingerprint.GRADER_PACKAGE.rglob("*.py"))]
+        digest = hashlib.sha256()
+        for path in decides:
+            digest.update(str(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
+        self.base = digest.hexdigest()
+        self.entries: dict[str, dict] = self._load() if enabled else {}
+        self.kept: dict[str, dict] = {}
+        self.hits = self.misses = 0
+
+    def _load(self) -> dict[str, dict]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}  # no cache, or one that cannot be read: everything is graded afresh
+
+    def key(self, text: str, case: Case) -> str:
+        described = json.dumps(asdict(case), sort_keys=True, default=str)
+        return hashlib.sha256(f"{self.base}\n{described}\n{text}".encode()).hexdigest()
+
+    def get(self, key: str) -> dict | None:
+        found = self.entries.get(key)
+        if isinstance(found, dict) and found.get("outcome") in {outcome.value for outcome in Outcome}:
+            self.kept[key] = found
+            self.hits += 1
+            return found
+        self.misses += 1
+        return None
+
+    def put(self, key: str, result: CaseResult) -> None:
+        self.kept[key] = {"outcome": result.outcome.value, "message": result.message,
+                          "violates": result.extra.get("violates", "")}
+
+    def save(self) -> None:
+        """Keep the verdicts this run used, and only those: a cache that never grows stale."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+            temporary.write_text(json.dumps(self.kept), encoding="utf-8")
+            os.replace(temporary, self.path)
+        except OSError:
+            pass
+
+
+def grade_catalogue(exercise: Exercise, cases: list[Case], progress: Callable[[str], None],
+                    cache: VerdictCache) -> tuple[list[Graded], list[Graded]]:
+    """Every mistake and variant's verdict on every case (CPU): remembered ones reused, the rest graded."""
+    mistake_files, variant_files = catalogue_files(exercise.mistakes), catalogue_files(exercise.variants)
+    folder = mistakes.temporary_folder()
+    try:
+        files = [(path, mistakes.as_submission(path, exercise.solution, folder)) for path in mistake_files]
+        graded = grade_files(exercise, files + [(path, path) for path in variant_files], cases, progress, cache)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return graded[:len(mistake_files)], graded[len(mistake_files):]
+
+
+def grade_files(exercise: Exercise, files: list[tuple[Path, Path]], cases: list[Case],
+                progress: Callable[[str], None], cache: VerdictCache) -> list[Graded]:
+    """Each (name, runnable file)'s verdict on every case, CPU: remembered ones reused, the rest graded two at once."""
+    graded, todo = [], []
+    for source, runnable in files:
+        text = runnable.read_text(encoding="utf-8")
+        item = Graded(source)
+        missing = set()
+        for case in cases:
+            found = cache.get(cache.key(text, case))
+            if found is None:
+                missing.add(case.name)
+            else:
+                item.results.append(_result(case, found))
+        graded.append(item)
+        if missing:
+            todo.append((item, runnable, text, missing))
+    if todo:
+        progress(f"grading {sum(len(m) for *_, m in todo)} case verdicts of {len(todo)} files "
+                 f"({cache.hits} remembered) ...")
+    _grade_missing(exercise, cases, todo, cache)
+    order = {case.name: index for index, case in enumerate(cases)}
+    for item in graded:
+        item.results.sort(key=lambda result: order[result.name])
+    return graded
+
+
+def _grade_missing(exercise: Exercise, cases: list[Case], todo: list, cache: VerdictCache) -> None:
+    if not todo:
+        return
+    by_name = {case.name: case for case in cases}
+    if len(todo) == 1:  # one file: no pool to start
+        item, runnable, text, missing = todo[0]
+        results = _grade_file(exercise, runnable, missing)
+        _keep(item, text, missing, results, by_name, cache)
+        return
     # Processes, not threads: each grade's pipes and output threads stay in a process of their own, and
     # each process keeps its own cache of the mistakes' outputs. Spawned, so no thread state is forked.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(PARALLEL, mp_context=context, initializer=_one_thread) as pool:
-        reports = list(pool.map(_grade_file, [exercise] * len(files), files,
-                                chunksize=max(1, len(files) // (2 * PARALLEL))))
-    graded = [Graded(path, report) for path, report in zip(mistakes + variants, reports)]
-    return graded[:len(mistakes)], graded[len(mistakes):]
+    with ProcessPoolExecutor(min(PARALLEL, len(todo)), mp_context=context, initializer=_one_thread) as pool:
+        reports = list(pool.map(_grade_file, [exercise] * len(todo), [runnable for _, runnable, _, _ in todo],
+                                [missing for *_, missing in todo]))
+    for (item, _, text, missing), results in zip(todo, reports):
+        _keep(item, text, missing, results, by_name, cache)
+
+
+def _keep(item: Graded, text: str, missing: set[str], results: list[CaseResult], by_name: dict, cache: VerdictCache
+          ) -> None:
+    for result in results:
+        if result.name in missing:
+            cache.put(cache.key(text, by_name[result.name]), result)
+            item.results.append(result)
 
 
 def _one_thread() -> None:
     # Two graders and their two workers already fill two cores; torch's default thread pools on top of that
     # spin against each other and made the whole catalogue several times slower. Workers inherit the variable.
-    import os
-
     os.environ["OMP_NUM_THREADS"] = "1"
     import torch
 
     torch.set_num_threads(1)
 
 
-def _grade_file(exercise: Exercise, path: Path) -> Report:
-    return grade(exercise, path, "submit", "cpu")
+def _grade_file(exercise: Exercise, path: Path, only: set[str]) -> list[CaseResult]:
+    report = grade(exercise, path, "submit", "cpu", only=only)
+    for result in report.results:
+        result.diagnosis = None  # named afresh, in the grader, against the catalogue as it is now
+    return report.results
 
 
-def missing_constants(path: Path) -> str:
+def _result(case: Case, found: dict) -> CaseResult:
+    result = CaseResult(case.name, case.suite, case.function, "cpu", Outcome(found["outcome"]),
+                        str(found.get("message", "")))
+    if found.get("violates"):
+        result.extra["violates"] = found["violates"]
+    return result
+
+
+def missing_constants(path: Path, exercise: Exercise) -> str:
     """What a mistake file lacks of TITLE, RATIONALE, HELP, or a VIOLATES we do not know; '' when complete."""
     from grader.diagnosis import catalogue
 
-    module = next(m.module for m in catalogue(path.parent).mistakes if m.stem == path.stem)
+    module = next(m.module for m in catalogue(exercise).mistakes if m.stem == path.stem)
     lacking = [name for name in ("TITLE", "RATIONALE", "HELP") if not str(getattr(module, name, "")).strip()]
     if getattr(module, "VIOLATES", "") not in VIOLATIONS:
         lacking.append(f"VIOLATES {module.VIOLATES!r} (known: {', '.join(sorted(VIOLATIONS - {''}))})")
     return ", ".join(lacking)
 
 
-def matrix(mistakes: list[Graded], variants: list[Graded]) -> list[str]:
-    """Compact lines: per mistake how many cases catch it and whether it was named; then the sole catchers."""
-    lines = [f"mistakes against the cases ({len(mistakes)}): cases that catch each, and how often the "
-             f"diagnosis named it"]
-    width = max((len(m.path.stem) for m in mistakes), default=0)
-    for mistake in mistakes:
-        catchers = mistake.catchers
-        names = ", ".join(catchers[:EXAMPLE_NAMES]) + (", ..." if len(catchers) > EXAMPLE_NAMES else "")
-        named = f"named on {mistake.named}/{len(catchers)}" if catchers else "NOT CAUGHT"
-        lines.append(f"  {mistake.path.stem:<{width}} {len(catchers):4d} cases  {named:<16} {names}")
-    sole: dict[str, list[str]] = {}
-    for mistake in mistakes:
-        if len(mistake.catchers) == 1:
-            sole.setdefault(mistake.catchers[0], []).append(mistake.path.stem)
-    lines.append("cases that are the only catcher of a mistake:" + ("" if sole else " none"))
-    lines.extend(f"  {case}: {', '.join(stems)}" for case, stems in sorted(sole.items()))
-    rejected = [v for v in variants if v.report.status != "passed"]
-    lines.append(f"variants: {len(variants) - len(rejected)} of {len(variants)} accepted on every case")
-    return lines
+def elapsed(started: float) -> float:
+    return round(time.monotonic() - started, 1)

@@ -29,9 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("list", help="list the course's exercises")
     for name, text in (("show", "show an exercise's statement"), ("hint", "open the next hint"),
                        ("status", "where you stand"), ("reset", "restore the stub (your file is backed up)"),
-                       ("validate", "instructors: check cases, reference, stub and hints")):
+                       ("validate", "instructors: check cases, reference, stub, hints and the catalogue")):
         command = commands.add_parser(name, help=text)
         command.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+        if name == "validate":
+            command.add_argument("--json", type=Path, metavar="PATH", help="also write the checks and the matrix")
+            command.add_argument("--fresh", action="store_true",
+                                 help="grade everything again instead of reusing remembered verdicts")
     for name, text in (("run", "check your code against the examples"),
                        ("submit", "run every test, hidden ones included")):
         command = commands.add_parser(name, help=text)

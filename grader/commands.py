@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from grader.course import check_exists, find_exercise, find_root, load_course
+from grader.course import check_exists, find_exercise, find_root, load_course, load_course_leniently
 from grader.errors import UsageError
 from grader.progress import Progress, ProgressError
 from grader.render_terminal import show
@@ -35,10 +35,13 @@ def _say_notes(progress: Progress, console: Console) -> None:
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
     root = find_root()
     progress = _progress(root, console)
-    for exercise in load_course(root):
+    exercises, broken = load_course_leniently(root)
+    for exercise in exercises:
         last = progress.exercise(exercise.name).get("last_submission")
         state = "accepted" if last and last["status"] == "passed" else ("submitted" if last else "not submitted")
         console.print(f"{escape(exercise.name):<24} {escape(exercise.title)} [muted]({state})[/]")
+    for folder, error in broken.items():
+        console.print(f"{escape(folder):<24} [error]cannot be loaded:[/] {escape(str(error))}")
     return EXIT_OK
 
 
@@ -157,9 +160,16 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
     root = find_root()
     exercises = [find_exercise(root, args.exercise)] if args.exercise else load_course(root)
-    ok = True
+    ok, found = True, []
     for exercise in exercises:
-        result = validate_exercise(exercise, progress=lambda line: console.print(f"[muted]{escape(line)}[/]"))
+        result = validate_exercise(exercise, progress=lambda line: console.print(f"[muted]{escape(line)}[/]"),
+                                   use_cache=not args.fresh)
         render_validation(result, console)
+        found.append(result.to_json())
         ok = ok and result.ok
+    if args.json:
+        import json
+
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(found[0] if len(found) == 1 else found, indent=2) + "\n", encoding="utf-8")
     return EXIT_OK if ok else EXIT_FAILED

@@ -84,12 +84,21 @@ def find_root(start: Path | None = None) -> Path:
 
 
 def load_course(root: Path) -> list[Exercise]:
-    """Every exercise of the course, each read from its folder's exercise.yaml."""
+    """Every exercise of the course, each read from its folder's exercise.yaml; the first broken one raises."""
+    exercises, broken = load_course_leniently(root)
+    if broken:
+        raise next(iter(broken.values()))
+    return exercises
+
+
+def load_course_leniently(root: Path) -> tuple[list[Exercise], dict[str, ConfigError]]:
+    """The exercises that load, and for each that does not (by folder name) why: one broken exercise
+    must not stop a learner working on another."""
     root = root.resolve()
     path = root / COURSE_FILE
     data = load_yaml(path)
     entries = require(data, "exercises", list, path)
-    exercises = []
+    exercises, broken = [], {}
     for index, entry in enumerate(entries, start=1):
         overrides: dict = {}
         if isinstance(entry, str):
@@ -99,12 +108,15 @@ def load_course(root: Path) -> list[Exercise]:
             folder = overrides.pop("directory", None) or f"exercises/{require(entry, 'name', str, path)}"
         else:
             raise ConfigError(f"exercise #{index} must be a folder or a mapping, not {entry!r}", path)
-        exercises.append(load_exercise(root, root / folder, overrides, path))
+        try:
+            exercises.append(load_exercise(root, root / folder, overrides, path))
+        except ConfigError as error:
+            broken[Path(folder).name] = error
     names = [exercise.name for exercise in exercises]
     for name in names:
         if names.count(name) > 1:
             raise ConfigError(f"two exercises are called {name!r}", path)
-    return exercises
+    return exercises, broken
 
 
 def load_exercise(root: Path, folder: Path, overrides: dict | None = None, course: Path | None = None) -> Exercise:
@@ -167,13 +179,18 @@ def _rules(value: object, path: Path) -> Rules:
 
 def find_exercise(root: Path, name: str | None) -> Exercise:
     """The exercise called `name` (or a unique prefix of it, or its folder), or the only one when no name is given."""
-    exercises = load_course(root)
-    names = ", ".join(exercise.name for exercise in exercises)
+    exercises, broken = load_course_leniently(root)
+    names = ", ".join([exercise.name for exercise in exercises] + list(broken))
     if name is None:
-        if len(exercises) == 1:
+        if len(exercises) + len(broken) == 1:
+            if broken:
+                raise next(iter(broken.values()))
             return exercises[0]
-        raise UsageError(f"name an exercise: the course has {len(exercises)} ({names})")
+        raise UsageError(f"name an exercise: the course has {len(exercises) + len(broken)} ({names})")
     wanted = name.rstrip("/").rsplit("/", 1)[-1]  # `exercises/07-ring-attention/` from tab completion
+    for folder, error in broken.items():
+        if folder == wanted or (folder.startswith(wanted) and not any(e.name.startswith(wanted) for e in exercises)):
+            raise error
     exact = [e for e in exercises if wanted in (e.name, e.name.split("-", 1)[-1], e.directory.name)]
     if len(exact) == 1:
         return exact[0]

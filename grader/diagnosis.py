@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import warnings
 from dataclasses import dataclass
@@ -12,7 +11,7 @@ from typing import Any
 
 import torch
 
-from grader import compare
+from grader import compare, mistakes
 from grader.results import CaseResult, Diagnosis
 from grader.supervisor import RawResult
 from grader.wire import WireTensor
@@ -55,8 +54,9 @@ class Behaviour:
 class Catalogue:
     """The mistakes of one exercise, with their behaviour on each case computed once per process."""
 
-    def __init__(self, folder: Path) -> None:
-        self.mistakes = [Mistake(path.stem, _load(path)) for path in sorted(folder.glob("*.py"))]
+    def __init__(self, folder: Path, reference: Path) -> None:
+        self.mistakes = [Mistake(path.stem, mistakes.load(path, reference)) for path in sorted(folder.glob("*.py"))
+                         if not path.name.startswith("_")]
         self._behaviour: dict[tuple[str, str], dict[str, Behaviour]] = {}
 
     def behaviour(self, judge: Any, case: Any) -> dict[str, Behaviour]:
@@ -71,26 +71,30 @@ class Catalogue:
         return self._behaviour[key]
 
 
-_CATALOGUES: dict[Path, Catalogue] = {}  # `grader validate` grades many files in one process
+_CATALOGUES: dict[tuple, Catalogue] = {}  # `grader validate` grades many files in one process
 
 
-def catalogue(folder: Path) -> Catalogue:
-    """The catalogue of mistakes in `folder`, loaded once."""
-    if folder not in _CATALOGUES:
-        _CATALOGUES[folder] = Catalogue(folder)
-    return _CATALOGUES[folder]
+def catalogue(exercise: Any) -> Catalogue:
+    """The exercise's catalogue of mistakes, each composed with its reference solution, loaded once."""
+    # Keyed by the files as they are now: a long-lived process (validate's tests, watch) sees a changed catalogue.
+    files = sorted(exercise.mistakes.glob("*.py")) if exercise.mistakes.is_dir() else []
+    key = (exercise.mistakes, exercise.solution,
+           tuple((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in [exercise.solution, *files]
+                 if path.exists()))
+    if key not in _CATALOGUES:
+        _CATALOGUES[key] = Catalogue(exercise.mistakes, exercise.solution)
+    return _CATALOGUES[key]
 
 
 def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagnosis | None:
     """The catalogued mistake that best explains this failing case, or None when none agrees closely."""
+    known = catalogue(judge.exercise)
     violated = result.extra.get("violates")
     if violated:
-        mistakes = catalogue(judge.exercise.mistakes).mistakes
-        return next((m.diagnosis() for m in mistakes if m.violates == violated), None)
+        return next((m.diagnosis() for m in known.mistakes if m.violates == violated), None)
     if raw.kind == "returned":
         got, raised = _tensors(raw.reply.value), ""
-        if any(tensor is not None and tensor.numel() and not torch.isfinite(tensor.to(torch.float64)).any()
-               for tensor in got):
+        if non_finite(got):
             # Many mistakes overflow somewhere; an all-NaN answer says only that this one did too.
             return NON_FINITE
     elif raw.kind == "raised":
@@ -98,15 +102,33 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
         got, raised = None, f"{raw.reply.exception}: {raw.reply.message}"
     else:
         return None
+    found = agreeing(judge, case, got, raised)
+    if not found:
+        return None
+    # Every agreeing mistake is kept: reconcile() may prefer one that explains more of the report.
+    result.extra["matches"] = found
+    return next(m for m in known.mistakes if m.stem == found[0]).diagnosis()
+
+
+def non_finite(outputs: list) -> bool:
+    """Whether some output has no finite value at all."""
+    return any(tensor is not None and tensor.numel() and not torch.isfinite(tensor.to(torch.float64)).any()
+               for tensor in outputs)
+
+
+def agreeing(judge: Any, case: Any, got: list | None, raised: str, leave_out: str = "") -> list[str]:
+    """The catalogued mistakes (but `leave_out`) that fail this case as the submission did, closest first."""
+    if "memory" in case.audit:
+        return []  # cases sized to fill memory: not run for every mistake in this process; named by rule instead
     inputs, expected, baseline = judge.prepare(case)
     dtype = inputs.output_dtype()
     tolerance = judge.tolerance(case)
-    known = catalogue(judge.exercise.mistakes)
+    known = catalogue(judge.exercise)
     behaviours = known.behaviour(judge, case)
     matches = []
     for mistake in known.mistakes:
         behaviour = behaviours[mistake.stem]
-        if not behaviour.fails:
+        if not behaviour.fails or mistake.stem == leave_out:
             continue
         if raised or behaviour.raised:
             distance = 0.0 if raised and raised == behaviour.raised else math.inf
@@ -114,15 +136,10 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
             distance = _distance(got, behaviour.outputs, expected, baseline, dtype, tolerance)
         if distance <= AGREEMENT:
             matches.append((distance, mistake.stem))
-    if not matches:
-        return None
-    matches.sort()
-    # Every agreeing mistake is kept: reconcile() may prefer one that explains more of the report.
-    result.extra["matches"] = [stem for _, stem in matches]
-    return next(m for m in known.mistakes if m.stem == matches[0][1]).diagnosis()
+    return [stem for _, stem in sorted(matches)]
 
 
-def reconcile(results: list[CaseResult], folder: Path) -> None:
+def reconcile(results: list[CaseResult], exercise: Any) -> None:
     """Where several mistakes agree with a case, name the one that agrees with the most failing cases.
 
     Some mistakes give the same answer on some cases (two bad starting maxes both give NaN on very negative
@@ -132,20 +149,13 @@ def reconcile(results: list[CaseResult], folder: Path) -> None:
     for result in results:
         for stem in result.extra.get("matches", []):
             counts[stem] = counts.get(stem, 0) + 1
-    by_stem = {mistake.stem: mistake for mistake in catalogue(folder).mistakes}
+    by_stem = {mistake.stem: mistake for mistake in catalogue(exercise).mistakes}
     for result in results:
         matches = result.extra.get("matches", [])
         if len(matches) > 1:
             # Ranked by report-wide count; the case's own closeness (the list's order) breaks ties.
             best = max(matches, key=lambda stem: (counts[stem], -matches.index(stem)))
             result.diagnosis = by_stem[best].diagnosis()
-
-
-def _load(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"mistake_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _run(mistake: Mistake, function: str, inputs: Any, names: tuple[str, ...], expected: tuple,

@@ -10,11 +10,12 @@ from grader.course import COURSE_FILE, Exercise
 GRADER_PACKAGE = Path(__file__).resolve().parent
 
 
-def trusted_files(exercise: Exercise) -> list[Path]:
+def trusted_files(exercise: Exercise, without: tuple[Path, ...] = ()) -> list[Path]:
     """The course file, the exercise's folder (but the learner's file), reference and catalogue, the grader's code."""
     found = [exercise.root / COURSE_FILE, exercise.solution]
     # The exercise's folder holds its checker, its suites and its cases; the learner's stub is not trusted.
-    for folder in (exercise.directory, exercise.hidden, exercise.mistakes, exercise.variants, GRADER_PACKAGE):
+    folders = (exercise.directory, exercise.hidden, exercise.mistakes, exercise.variants, GRADER_PACKAGE)
+    for folder in (folder for folder in folders if folder not in without):
         if folder.is_dir():
             found += sorted(path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts
                             and path != exercise.stub)
@@ -23,10 +24,10 @@ def trusted_files(exercise: Exercise) -> list[Path]:
     return sorted(set(found))
 
 
-def take(exercise: Exercise) -> dict[str, str]:
-    """Path -> content hash, for every trusted file that exists."""
+def take(exercise: Exercise, without: tuple[Path, ...] = ()) -> dict[str, str]:
+    """Path -> content hash, for every trusted file that exists (but those in the folders `without`)."""
     prints = {}
-    for path in trusted_files(exercise):
+    for path in trusted_files(exercise, without):
         try:
             prints[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
         except OSError:

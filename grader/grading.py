@@ -41,13 +41,15 @@ class Trusted:
 
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
           on_result: OnResult | None = None, time_limit: float | None = None,
-          memory_limit_mb: int | None = None, group: tuple[str, int] | None = None) -> Report:
+          memory_limit_mb: int | None = None, group: tuple[str, int] | None = None,
+          only: set[str] | None = None) -> Report:
     """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
 
     `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
     `memory_limit_mb` replaces the memory limit of the learner's processes. With `group` (an option
     and a world size, such as ("ring", 4)), the exercise's suite of that name follows: that many ranks
-    run the learner's functions together (grader/group_run.py).
+    run the learner's functions together (grader/group_run.py). With `only`, just the cases of those
+    names run (what `grader validate` has not graded before).
     """
     started = time.monotonic()
     if time_limit is not None:
@@ -67,11 +69,13 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     worker.start()
     try:
         trusted = load_trusted(exercise, mode, group is not None)
+        if only is not None:
+            trusted.cases = [case for case in trusted.cases if case.name in only]
         if group is not None and group[0] not in trusted.suites:
             raise UsageError(f"--{group[0]}: {exercise.name} has no {group[0]} suite"
                              + (f" (it has: {', '.join('--' + name for name in trusted.suites)})" if trusted.suites
                                 else ""))
-        report = Report(exercise.name, mode, _display(learner, exercise.root))
+        report = Report(exercise.name, mode, _display(learner, exercise.root), declared_max=exercise.max_score)
         devices = _devices(device, report)
         from grader.sandbox import containment
 
@@ -102,7 +106,7 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
     cases = load_exercise_cases(exercise, checker, include_hidden=mode == "submit")
     reference = load_reference(exercise)
     if exercise.mistakes.is_dir():
-        diagnosis.catalogue(exercise.mistakes)
+        diagnosis.catalogue(exercise)
     suites = checker.suites() if group else {}
     if group:
         from grader import group_run, group_verdict  # noqa: F401
@@ -130,7 +134,8 @@ def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[st
             report.load_error = judge.load_error(loaded)
         if report.load_error:
             result = CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR,
-                                report.load_error.splitlines()[0])
+                                report.load_error.splitlines()[0], points=case.points, visibility=case.visibility,
+                                required=case.required)
         else:
             result = judge.run(case, device, worker)
         done[(case.name, device)] = result
@@ -144,7 +149,7 @@ def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[st
     if any(result.diagnosis for result in report.results):
         from grader.diagnosis import reconcile
 
-        reconcile(report.results, exercise.mistakes)
+        reconcile(report.results, exercise)
 
 
 def _devices(device: str, report: Report) -> list[str]:

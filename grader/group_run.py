@@ -79,7 +79,8 @@ def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, u
     limit = time_limit or case.time_limit or exercise.time_limit
     device = "cuda" if use_cuda else "cpu"
     result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
-                        inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"))
+                        inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"), points=case.points,
+                        visibility=case.visibility, required=case.required)
     sandbox = Sandbox((exercise.memory_limit_mb << 20) * world, processes=128 * world, use_cuda=use_cuda,
                       loopback=True, hide=(exercise.root,))
     ranks: list[Rank] = []

@@ -64,7 +64,8 @@ class Judge:
         finally:
             shared.close()
         result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
-                            inputs="" if case.hidden else inputs.summary, seconds=raw.seconds)
+                            inputs="" if case.hidden else inputs.summary, seconds=raw.seconds, points=case.points,
+                            visibility=case.visibility, required=case.required)
         if not case.hidden:
             result.stdout, result.stderr = inert(raw.stdout), inert(raw.stderr)
         self._judge(case, inputs, expected, baseline, raw, result, modified, device)

@@ -15,14 +15,17 @@ OUTPUT_LIMIT = 4000
 def report_to_json(report: Report) -> dict[str, Any]:
     """A results file Gradescope accepts; `status`, `outcome`, `diagnosis` etc. are ours.
     Every string in it is inert: a platform may show it in a terminal or a page."""
-    tests = [test_to_json(number, result) for number, result in enumerate(report.results, start=1)]
+    tests = [test_to_json(number, result, report.weight(result))
+             for number, result in enumerate(report.results, start=1)]
     output = report.summary_line()
     if report.load_error:
         output = report.load_error + "\n" + output
     if report.integrity_error:
         output = report.integrity_error + "\n" + output
     return _inert_all({
-        "score": float(report.passed),
+        # The score is given, not left to Gradescope's sum of tests: a failed required case makes it 0.
+        "score": report.score,
+        "max_score": report.max_score,
         "execution_time": round(report.seconds, 3),
         "output": _limit(output),
         "output_format": "text",
@@ -41,7 +44,7 @@ def report_to_json(report: Report) -> dict[str, Any]:
     })
 
 
-def test_to_json(number: int, result: CaseResult) -> dict[str, Any]:
+def test_to_json(number: int, result: CaseResult, weight: float = 1.0) -> dict[str, Any]:
     """One case's entry; every string in it is inert."""
     lines = [f"{result.outcome.value}: {result.message}" if result.message else result.outcome.value]
     if not result.hidden:
@@ -59,10 +62,10 @@ def test_to_json(number: int, result: CaseResult) -> dict[str, Any]:
         "name": f"{result.name} [{result.device}]",
         "number": str(number),
         # A skipped case (no CUDA here) is worth nothing either way: it neither earns nor costs a point.
-        "score": 1.0 if result.passed else 0.0,
-        "max_score": 0.0 if skipped else 1.0,
+        "score": round(weight, 6) if result.passed else 0.0,
+        "max_score": 0.0 if skipped else round(weight, 6),
         "status": "failed" if result.outcome.counts_as_failure else "passed",
-        "visibility": "visible",
+        "visibility": result.visibility,
         "output": _limit("\n".join(lines)),
         "output_format": "text",
         "tags": [result.suite, result.function, result.device],
@@ -73,6 +76,7 @@ def test_to_json(number: int, result: CaseResult) -> dict[str, Any]:
         "message": result.message,
         "diagnosis": diagnosis,
         "case": result.name,
+        "required": result.required,
         # Suite-specific numbers, such as the distributed ring's per-rank table under "ring".
         **({"extra": result.extra} if result.extra else {}),
     })

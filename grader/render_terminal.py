@@ -136,6 +136,12 @@ class TerminalRenderer:
                 console.print(f"[rejected]Not accepted:[/] {report.failed} of {len(report.results)} cases failed.")
             else:
                 console.print("[accepted]Accepted.[/] Every test passes.")
+            required = report.required_failed
+            if required:
+                console.print(f"[rejected]Score 0 of {report.max_score:g}:[/] {show(required[0].name)} is required "
+                              f"for acceptance and it failed, whatever the other cases score.")
+            else:
+                console.print(f"Score {report.score:.4g} of {report.max_score:g}.")
         elif not report.failed:
             console.print("[passed]All examples pass.[/] Run [code]grader submit[/] to run every test.")
         diagnosed = {r.diagnosis.title for r in report.results if r.diagnosis and r.hidden}

@@ -52,6 +52,9 @@ class CaseResult:
     diagnosis: Diagnosis | None = None
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
+    points: float = 1.0
+    visibility: str = "visible"
+    required: bool = False
 
     @property
     def hidden(self) -> bool:
@@ -75,6 +78,32 @@ class Report:
     integrity_error: str = ""  # the course changed while grading: nothing this run found can be trusted
     containment: str = ""      # what confined the learner's code (grader/sandbox.py says)
     seconds: float = 0.0
+    declared_max: float | None = None  # the exercise's max_score; None: one point per case
+
+    @property
+    def counted(self) -> list[CaseResult]:
+        """The cases that count toward the score: every one that ran."""
+        return [result for result in self.results if result.outcome is not Outcome.SKIPPED]
+
+    @property
+    def max_score(self) -> float:
+        return self.declared_max if self.declared_max is not None else sum(r.points for r in self.counted)
+
+    def weight(self, result: CaseResult) -> float:
+        """What one case is worth, its points scaled so that all of them add up to the maximum score."""
+        total = sum(r.points for r in self.counted)
+        return result.points * self.max_score / total if total else 0.0
+
+    @property
+    def required_failed(self) -> list[CaseResult]:
+        return [r for r in self.counted if r.required and r.outcome.counts_as_failure]
+
+    @property
+    def score(self) -> float:
+        """Points earned, scaled to the maximum; nothing at all when a required case failed or nothing ran."""
+        if self.required_failed or self.status == "error":
+            return 0.0
+        return round(sum(self.weight(r) for r in self.counted if r.passed), 6)
 
     def count(self, *outcomes: Outcome) -> int:
         return sum(result.outcome in outcomes for result in self.results)

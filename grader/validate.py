@@ -1,9 +1,11 @@
-"""The instructor's check: cases load, the reference passes all, the starter is not attempted, hints exist."""
+"""The instructor's check: cases load, the reference passes all, the starter is not attempted, hints exist, and
+what the catalogue of mistakes and variants says about the cases (grader/catalogue_matrix.py)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.markup import escape
@@ -12,34 +14,46 @@ from grader.cases import load_exercise_cases
 from grader.checker import load_checker
 from grader.course import Exercise
 from grader.errors import GraderError
-from grader.grading import grade
-from grader.results import Outcome, Report
+from grader.grading import grade, load_reference
+from grader.results import Outcome
+
+EXAMPLE_NAMES = 3  # case names shown per line in the terminal; the JSON has them all
 
 
 @dataclass
 class Check:
-    """One line of the validation: what was checked, whether it held, and why not."""
+    """One line of the validation: what was checked, whether it held, and why not (a warning never fails)."""
 
     name: str
     ok: bool
     detail: str = ""
+    warning: bool = False
 
 
 @dataclass
 class Validation:
-    """Every check for one exercise, plus any tables later checks add."""
+    """Every check for one exercise, the catalogue's matrix, and how long it took."""
 
     exercise: str
     checks: list[Check] = field(default_factory=list)
-    tables: list[list[str]] = field(default_factory=list)
+    matrix: Any = None
+    timing: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return all(check.ok for check in self.checks)
 
+    def to_json(self) -> dict[str, Any]:
+        return {"exercise": self.exercise, "valid": self.ok,
+                "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail, "warning": c.warning}
+                           for c in self.checks],
+                "matrix": self.matrix.to_json() if self.matrix else None, "timing": self.timing}
 
-def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lambda line: None) -> Validation:
+
+def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lambda line: None,
+                      use_cache: bool = True) -> Validation:
     """Run every authoring check for one exercise."""
+    started = time.monotonic()
     validation = Validation(exercise.name)
     add = validation.checks.append
     for path, what in ((exercise.statement, "statement"), (exercise.stub, "learner stub"),
@@ -62,74 +76,144 @@ def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lamb
         return validation
     if not (exercise.solution.is_file() and exercise.starter.is_file()):
         return validation
-    progress("grading the reference solution on every case ...")
-    reference = grade(exercise, exercise.solution, "submit", "all")
-    add(Check("reference passes every case", reference.status == "passed", _failures(reference)))
-    progress("grading the starter stub on every case ...")
-    starter = grade(exercise, exercise.starter, "submit", "cpu")
+    from grader import catalogue_check
+
+    cache = catalogue_check.VerdictCache(exercise, enabled=use_cache)
+    progress("grading the reference solution and the starter stub on every case ...")
+    reference, starter = catalogue_check.grade_files(
+        exercise, [(exercise.solution, exercise.solution), (exercise.starter, exercise.starter)], cases, progress, cache)
+    failed = [r for r in reference.results if r.outcome.counts_as_failure]
+    if not failed and _cuda():
+        failed = [r for r in grade(exercise, exercise.solution, "submit", "cuda").results
+                  if r.outcome.counts_as_failure]
+    add(Check("reference passes every case", not failed, _failures(failed) or f"{len(reference.results)} cases"))
     not_attempted = [r for r in starter.results if r.outcome is not Outcome.NOT_ATTEMPTED]
-    add(Check("starter fails every case as not attempted", not not_attempted and not starter.load_error,
-              starter.load_error.splitlines()[0] if starter.load_error else
-              ", ".join(f"{r.name}: {r.outcome.value}" for r in not_attempted[:5])))
+    add(Check("starter fails every case as not attempted", not not_attempted,
+              _failures(not_attempted) if not_attempted else ""))
     for name, suite in suites.items():
         if extra[name]:
             progress(f"running the reference solution in the --{name} suite ...")
-            add(_check_group(exercise, suite, sorted({suite.world_of(case) for case in extra[name]})))
-    _check_catalogue(exercise, validation, progress)
+            add(_check_group(exercise, suite, extra[name], cache))
+    _check_catalogue(exercise, checker, cases, validation, progress, cache)
+    validation.timing["seconds"] = round(time.monotonic() - started, 1)
     return validation
 
 
-def _check_group(exercise: Exercise, suite, worlds: list[int]) -> Check:
-    """The reference solution passes a group suite at every world size its cases use."""
-    from grader.grading import load_reference
-    from grader.group_run import run_group_suite
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _check_group(exercise: Exercise, suite: Any, group_cases: list, cache: Any) -> Check:
+    """The reference solution passes a group suite's every case (each at its own world size)."""
+    from grader.group_run import run_case
 
     solution = load_reference(exercise)
-    report = Report(exercise.name, "submit", str(exercise.solution))
-    for world in worlds:
-        run_group_suite(exercise, suite, exercise.solution, world, "cpu", report, lambda result: None, solution)
-    sizes = ", ".join(map(str, worlds))
-    return Check(f"reference passes the --{suite.option} suite", report.status == "passed",
-                 _failures(report) if report.failed else f"{len(report.results)} cases on {sizes} ranks")
+    text = exercise.solution.read_text(encoding="utf-8")
+    failed = []
+    for case in group_cases:
+        key = cache.key(text, case)
+        found = cache.get(key)
+        if found is None:
+            result = run_case(exercise, suite, exercise.solution, case, False, solution)
+            cache.put(key, result)
+            found = {"outcome": result.outcome.value, "message": result.message}
+        if found["outcome"] != Outcome.PASSED.value:
+            failed.append(f"{case.name}: {found['outcome']}: {found['message']}")
+    worlds = ", ".join(map(str, sorted({suite.world_of(case) for case in group_cases})))
+    return Check(f"reference passes the --{suite.option} suite", not failed,
+                 "; ".join(failed[:3]) or f"{len(group_cases)} cases on {worlds} ranks")
 
 
-def _check_catalogue(exercise: Exercise, validation: Validation, progress: Callable[[str], None]) -> None:
+def _check_catalogue(exercise: Exercise, checker: Any, cases: list, validation: Validation,
+                     progress: Callable[[str], None], cache: Any) -> None:
     """Every catalogued mistake is caught by some case; every correct variant passes every case."""
-    from grader import catalogue_check
+    from grader import catalogue_check, catalogue_matrix
 
-    mistakes, variants = catalogue_check.grade_catalogue(exercise, progress)
+    mistakes, variants = catalogue_check.grade_catalogue(exercise, cases, progress, cache)
+    cache.save()
+    validation.timing.update(verdicts_graded=cache.misses, verdicts_remembered=cache.hits)
     add = validation.checks.append
-    incomplete = [f"{m.path.name}: {text}" for m in mistakes if (text := catalogue_check.missing_constants(m.path))]
-    add(Check("mistakes have TITLE, RATIONALE and HELP", not incomplete, "; ".join(incomplete)
-              or f"{len(mistakes)} mistakes"))
-    uncaught = [m.path.stem for m in mistakes if not m.catchers]
-    add(Check("every mistake is caught by a case", bool(mistakes) and not uncaught,
-              f"not caught: {', '.join(uncaught)}" if uncaught else f"{len(mistakes)} mistakes"))
-    rejected = [f"{v.path.stem}: {_failures(v.report, 2)}" for v in variants if v.report.status != "passed"]
+    if not mistakes:
+        add(Check("catalogue of mistakes", True, f"no mistakes in {exercise.mistakes.relative_to(exercise.root)}: "
+                  f"nothing checks that the cases catch anything, and failures get no diagnosis", warning=True))
+    else:
+        incomplete = [f"{m.path.name}: {text}" for m in mistakes
+                      if (text := catalogue_check.missing_constants(m.path, exercise))]
+        add(Check("mistakes have TITLE, RATIONALE and HELP", not incomplete, "; ".join(incomplete)
+                  or f"{len(mistakes)} mistakes"))
+        uncaught = [m.path.stem for m in mistakes if not m.catchers]
+        add(Check("every mistake is caught by a case", not uncaught,
+                  f"not caught: {', '.join(uncaught)}" if uncaught else f"{len(mistakes)} mistakes"))
+    rejected = [f"{v.path.stem}: {', '.join(v.catchers[:2])}" for v in variants if not v.passed]
     add(Check("every correct variant passes every case", not rejected,
               "; ".join(rejected) or f"{len(variants)} variants"))
-    validation.tables.append(catalogue_check.matrix(mistakes, variants))
+    progress("working out what the diagnosis names on each case ...")
+    validation.matrix = catalogue_matrix.build(exercise, checker, load_reference(exercise), cases, mistakes, variants)
 
 
-def _failures(report: Report, limit: int = 5) -> str:
-    if report.load_error:
-        return report.load_error.splitlines()[0]
-    failed = [r for r in report.results if r.outcome.counts_as_failure]
+def _failures(failed: list, limit: int = 5) -> str:
     text = "; ".join(f"{r.name} [{r.device}]: {r.outcome.value}: {r.message}" for r in failed[:limit])
-    more = f"; and {len(failed) - limit} more" if len(failed) > limit else ""
-    return (text + more) if failed else f"{report.passed} cases"
+    return text + (f"; and {len(failed) - limit} more" if len(failed) > limit else "")
 
 
 def render_validation(validation: Validation, console: Console) -> None:
-    """One line per check, any tables, then a verdict."""
+    """One line per check, the catalogue's matrix in short, then a verdict."""
     console.print(f"[heading]validate {escape(validation.exercise)}[/]")
     for check in validation.checks:
-        style, label = ("passed", "ok  ") if check.ok else ("failed", "FAIL")
+        style, label = ("passed", "ok  ") if check.ok and not check.warning else (
+            ("timed out", "warn") if check.warning else ("failed", "FAIL"))
         console.print(f"[{style}]{label}[/] {escape(check.name)}" + (f" [muted]({escape(check.detail)})[/]"
                                                                      if check.detail else ""))
-    for table in validation.tables:
-        for line in table:
+    if validation.matrix is not None:
+        for line in matrix_lines(validation.matrix):
             console.print(escape(line))
+    if validation.timing:
+        timing = validation.timing
+        console.print(f"[muted]{timing.get('seconds', 0)} s; {timing.get('verdicts_graded', 0)} case verdicts "
+                      f"graded, {timing.get('verdicts_remembered', 0)} remembered from the last validate[/]")
     verdict = "valid" if validation.ok else "NOT valid"
     console.print(f"{validation.exercise} is {verdict}: {sum(c.ok for c in validation.checks)} passed, "
                   f"{sum(not c.ok for c in validation.checks)} failed", markup=False)
+
+
+def matrix_lines(matrix: Any) -> list[str]:
+    """The matrix in a few lines a person reads: per mistake, then what the cases add."""
+    lines = [f"mistakes against the cases ({len(matrix.rows)}): cases that catch each; what the diagnosis names "
+             f"there; what it would name were the mistake not catalogued"]
+    width = max((len(row.stem) for row in matrix.rows), default=0)
+    for row in matrix.rows:
+        if not row.caught_by:
+            lines.append(f"  {row.stem:<{width}}  NOT CAUGHT")
+            continue
+        lines.append(f"  {row.stem:<{width}} {len(row.caught_by):4d} cases  named {row.named_itself}/"
+                     f"{len(row.caught_by)}{_others(row.named, row.stem)}; without it: {_others(row.without_itself, '', True)}")
+    nothing = matrix.catching_nothing()
+    lines.append(f"cases that catch no mistake ({len(nothing)}): " + (_some(nothing) if nothing else "none"))
+    sole = matrix.sole_catchers()
+    lines.append("cases that alone catch a mistake:" + ("" if sole else " none"))
+    lines.extend(f"  {case}: {', '.join(stems)}" for case, stems in sorted(sole.items()))
+    pairs = matrix.indistinguishable()
+    lines.append("mistakes the diagnosis cannot tell apart:" + ("" if pairs else " none"))
+    lines.extend(f"  {first} and {second}" for first, second in pairs)
+    accepted = sum(matrix.variants.values())
+    lines.append(f"variants: {accepted} of {len(matrix.variants)} accepted on every case")
+    return lines
+
+
+def _others(named: dict, own: str, leave_out: bool = False) -> str:
+    """What a diagnosis named other than `own`, counted: ', as x on 3' (or, left out: 'nothing on 5, x on 2')."""
+    counts: dict[str, int] = {}
+    for stem in named.values():
+        if stem != own:
+            counts[stem or "nothing"] = counts.get(stem or "nothing", 0) + 1
+    parts = [f"{stem} on {count}" for stem, count in sorted(counts.items(), key=lambda item: -item[1])]
+    if leave_out:
+        return ", ".join(parts) or "nothing to tell"
+    return f" (also {', '.join(parts)})" if parts else ""
+
+
+def _some(names: list[str]) -> str:
+    return ", ".join(names[:EXAMPLE_NAMES]) + (f", and {len(names) - EXAMPLE_NAMES} more" if len(names) > EXAMPLE_NAMES
+                                               else "")

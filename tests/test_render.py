@@ -57,6 +57,7 @@ def test_terminal_view_on_a_fixed_width_console() -> None:
         "        did not finish within the 10 s limit",
         "CUDA skipped: torch.cuda.is_available() is False on this machine.",
         "Not accepted: 2 of 3 cases failed.",
+        "Score 1 of 3.",
         "1.2 s",
         "1 passed, 2 failed",
     ]

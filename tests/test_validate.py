@@ -1,43 +1,100 @@
-"""`grader validate`: the instructor's one command, on the real course and on a broken one."""
+"""`grader validate`: the instructor's one command: checks, the catalogue's matrix, leave-one-out, remembered verdicts."""
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 
-from conftest import REPO, SUBMISSIONS
+import pytest
+
+from conftest import FIXTURES, SUBMISSIONS, make_course
 from grader.cli import main
 
 
-def test_validate_passes_on_the_course(course, capsys) -> None:
-    code = main(["validate"])
-    out = capsys.readouterr().out
+@pytest.fixture
+def scale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A course holding only the small test exercise 02-scale."""
+    root = make_course(tmp_path / "course", ["02-scale"], FIXTURES / "courses")
+    monkeypatch.setenv("GRADER_ROOT", str(root))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.chdir(root)
+    return root
+
+
+def validate(capsys, *argv: str) -> tuple[int, str]:
+    code = main(["validate", *argv])
+    return code, capsys.readouterr().out
+
+
+def test_validate_passes_on_exercise_07_with_its_ring(course, capsys) -> None:
+    solutions = course / "solutions/07-ring-attention"
+    for folder, keep in (("mistakes", {"add_without_rescale.py", "keep_all_score_blocks.py"}),
+                         ("variants", {"einsum.py"})):
+        for path in (solutions / folder).glob("*.py"):
+            if path.name not in keep:
+                path.unlink()
+    code, out = validate(capsys)
     assert code == 0, out
     for line in ("ok   case files load (7 examples,", "ok   reference passes every case",
                  "ok   starter fails every case as not attempted", "ok   reference passes the --ring suite",
                  "ok   every mistake is caught by a case", "ok   every correct variant passes every case",
-                 "cases that are the only catcher of a mistake:"):
+                 "cases that alone catch a mistake:", "  ring-memory-stays-near-one-chunk: keep_all_score_blocks"):
         assert line in out, line
     assert out.rstrip().splitlines()[-1] == "07-ring-attention is valid: 12 passed, 0 failed"
 
 
-def test_validate_fails_on_an_uncaught_mistake_and_a_rejected_variant(course, capsys) -> None:
-    exercise_dir = course / "solutions/07-ring-attention"
-    shutil.rmtree(course / "exercises/07-ring-attention/cases/hidden")
-    course_file = course / "exercises/course.yaml"
-    course_file.write_text("\n".join(line for line in course_file.read_text().splitlines()
-                                     if not line.strip().startswith("ring:")) + "\n")
-    for folder in ("mistakes", "variants"):
-        shutil.rmtree(exercise_dir / folder)
-        (exercise_dir / folder).mkdir()
-    # A "mistake" that is really correct: no case can catch it.
-    (exercise_dir / "mistakes/not_really_wrong.py").write_text(
-        (REPO / "solutions/07-ring-attention/ring_attention.py").read_text()
-        + '\nTITLE = "Not wrong"\nRATIONALE = "It is the reference."\nHELP = "None needed."\n')
-    shutil.copy(SUBMISSIONS / "wrong_no_rescale.py", exercise_dir / "variants/claims_to_be_right.py")
-    code = main(["validate"])
-    out = capsys.readouterr().out
+def test_the_matrix_in_json_with_leave_one_out_and_collisions(scale, capsys) -> None:
+    mistakes = scale / "solutions/02-scale/mistakes"
+    # A second mistake that behaves exactly like the first: the diagnosis cannot tell them apart.
+    shutil.copy(mistakes / "one_copy_short.py", mistakes / "drops_one_copy.py")
+    code, out = validate(capsys, "--json", str(scale / "v.json"))
+    assert code == 0, out
+    assert "mistakes the diagnosis cannot tell apart:\n  drops_one_copy and one_copy_short" in out
+    data = json.loads((scale / "v.json").read_text())
+    assert data["valid"] and data["matrix"]["cases"] == ["scale-by-three", "scale-by-zero", "scale-float32",
+                                                         "scale-by-one-is-required"]
+    row = data["matrix"]["mistakes"]["one_copy_short"]
+    assert row["caught_by"] == ["scale-by-three", "scale-float32", "scale-by-one-is-required"]
+    # Without itself in the catalogue, a learner who made it would have been told it was the other one.
+    assert set(row["named_without_itself"].values()) == {"drops_one_copy"}
+    assert data["matrix"]["cases_catching_nothing"] == ["scale-by-zero"]
+    assert data["matrix"]["indistinguishable"] == [["drops_one_copy", "one_copy_short"]]
+
+
+def test_verdicts_are_remembered_and_only_what_changed_is_graded(scale, capsys) -> None:
+    code, out = validate(capsys)
+    assert code == 0 and "16 case verdicts graded, 0 remembered" in out  # 4 files, 4 cases
+    code, out = validate(capsys)
+    assert "0 case verdicts graded, 16 remembered" in out
+    with open(scale / "exercises/02-scale/cases/hidden/more.yaml", "a") as handle:
+        handle.write("  - name: scale-by-seven\n    function: scale\n    about: a new case\n    factor: 7\n")
+    code, out = validate(capsys)
+    # The new case, for each of the four files (reference, starter, one mistake, one variant): nothing else.
+    assert "4 case verdicts graded, 16 remembered" in out
+    (scale / "solutions/02-scale/mistakes/two_copies_short.py").write_text(
+        (scale / "solutions/02-scale/mistakes/one_copy_short.py").read_text().replace("factor - 1", "factor - 2"))
+    code, out = validate(capsys)
+    assert "5 case verdicts graded, 20 remembered" in out  # the new mistake, on every case
+    code, out = validate(capsys, "--fresh")
+    assert "25 case verdicts graded, 0 remembered" in out
+
+
+def test_an_empty_catalogue_is_a_warning_not_a_failure(scale, capsys) -> None:
+    shutil.rmtree(scale / "solutions/02-scale/mistakes")
+    code, out = validate(capsys)
+    assert code == 0
+    assert "warn catalogue of mistakes (no mistakes in solutions/02-scale/mistakes" in out
+
+
+def test_validate_fails_on_an_uncaught_mistake_and_a_rejected_variant(scale, capsys) -> None:
+    solutions = scale / "solutions/02-scale"
+    (solutions / "mistakes/not_really_wrong.py").write_text(
+        'TITLE = "Not wrong"\nRATIONALE = "It is the reference."\nHELP = "None needed."\n')
+    (solutions / "variants/claims_to_be_right.py").write_text("def scale(x, factor):\n    return x\n")
+    code, out = validate(capsys)
     assert code == 1
     assert "FAIL every mistake is caught by a case (not caught: not_really_wrong)" in out
     assert "FAIL every correct variant passes every case (claims_to_be_right:" in out
-    assert "not_really_wrong" in out and "NOT CAUGHT" in out
-    assert out.rstrip().splitlines()[-1].startswith("07-ring-attention is NOT valid")
+    assert "not_really_wrong  NOT CAUGHT" in out
+    assert out.rstrip().splitlines()[-1].startswith("02-scale is NOT valid")

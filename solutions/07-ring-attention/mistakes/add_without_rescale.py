@@ -1,9 +1,5 @@
 """Mistake: the merge adds the two sides' statistics without rescaling either one."""
 
-import math
-
-import torch
-
 TITLE = "Adds chunk statistics without rescaling"
 RATIONALE = (
     "The merge adds the accumulator and the new chunk as they are, but each side's "
@@ -15,19 +11,6 @@ HELP = (
     "Before adding, bring both sides to the shared max: multiply each side's sum "
     "and output by exp(its own max minus the new max)."
 )
-
-
-def attention_chunk_stats(
-    query: torch.Tensor, key_chunk: torch.Tensor, value_chunk: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Un-normalized output, softmax denominator and row max of one chunk."""
-    scale = 1.0 / math.sqrt(query.shape[-1])
-    scores = (query @ key_chunk.transpose(-2, -1)) * scale
-    chunk_max = scores.amax(dim=-1, keepdim=True)
-    weights = torch.exp(scores - chunk_max)
-    chunk_sum = weights.sum(dim=-1, keepdim=True)
-    chunk_output = weights @ value_chunk
-    return chunk_output, chunk_sum, chunk_max
 
 
 def merge_chunk_stats(
@@ -43,16 +26,3 @@ def merge_chunk_stats(
     output = acc_output + chunk_output
     total = acc_sum + chunk_sum
     return output, total, new_max
-
-
-def ring_attention(
-    query: torch.Tensor,
-    key_chunks: list[torch.Tensor],
-    value_chunks: list[torch.Tensor],
-) -> torch.Tensor:
-    """Visit the chunks one at a time, merging as they arrive, then normalize once."""
-    output, total, running_max = attention_chunk_stats(query, key_chunks[0], value_chunks[0])
-    for key_chunk, value_chunk in zip(key_chunks[1:], value_chunks[1:]):
-        stats = attention_chunk_stats(query, key_chunk, value_chunk)
-        output, total, running_max = merge_chunk_stats(output, total, running_max, *stats)
-    return output / total

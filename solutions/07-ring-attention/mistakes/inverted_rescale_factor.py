@@ -1,9 +1,5 @@
 """Mistake: the merge multiplies each side by exp(new_max - own_max), the inverse factor."""
 
-import math
-
-import torch
-
 TITLE = "Uses the inverted rescale factor exp(new_max - own_max)"
 RATIONALE = (
     "The rescale factors are upside down: a side whose max is below the shared max "
@@ -15,19 +11,6 @@ HELP = (
     "at most 1, so the side's own max comes first and the shared max is subtracted "
     "from it."
 )
-
-
-def attention_chunk_stats(
-    query: torch.Tensor, key_chunk: torch.Tensor, value_chunk: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Un-normalized output, softmax denominator and row max of one chunk."""
-    scale = 1.0 / math.sqrt(query.shape[-1])
-    scores = (query @ key_chunk.transpose(-2, -1)) * scale
-    chunk_max = scores.amax(dim=-1, keepdim=True)
-    weights = torch.exp(scores - chunk_max)
-    chunk_sum = weights.sum(dim=-1, keepdim=True)
-    chunk_output = weights @ value_chunk
-    return chunk_output, chunk_sum, chunk_max
 
 
 def merge_chunk_stats(
@@ -45,16 +28,3 @@ def merge_chunk_stats(
     output = acc_output * acc_scale + chunk_output * chunk_scale
     total = acc_sum * acc_scale + chunk_sum * chunk_scale
     return output, total, new_max
-
-
-def ring_attention(
-    query: torch.Tensor,
-    key_chunks: list[torch.Tensor],
-    value_chunks: list[torch.Tensor],
-) -> torch.Tensor:
-    """Visit the chunks one at a time, merging as they arrive, then normalize once."""
-    output, total, running_max = attention_chunk_stats(query, key_chunks[0], value_chunks[0])
-    for key_chunk, value_chunk in zip(key_chunks[1:], value_chunks[1:]):
-        stats = attention_chunk_stats(query, key_chunk, value_chunk)
-        output, total, running_max = merge_chunk_stats(output, total, running_max, *stats)
-    return output / total

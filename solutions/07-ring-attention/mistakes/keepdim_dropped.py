@@ -1,9 +1,5 @@
 """Mistake: the chunk max and sum are returned without their trailing size-1 dimension."""
 
-import math
-
-import torch
-
 TITLE = "Drops keepdim on the chunk max and sum"
 RATIONALE = (
     "The max and sum are returned with shape (*batch, Lq) instead of (*batch, Lq, "
@@ -28,23 +24,6 @@ def attention_chunk_stats(
     chunk_sum = weights.sum(dim=-1)
     chunk_output = weights @ value_chunk
     return chunk_output, chunk_sum, chunk_max
-
-
-def merge_chunk_stats(
-    acc_output: torch.Tensor,
-    acc_sum: torch.Tensor,
-    acc_max: torch.Tensor,
-    chunk_output: torch.Tensor,
-    chunk_sum: torch.Tensor,
-    chunk_max: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Re-express both sides against their shared max, then add them."""
-    new_max = torch.maximum(acc_max, chunk_max)
-    acc_scale = torch.exp(acc_max - new_max)
-    chunk_scale = torch.exp(chunk_max - new_max)
-    output = acc_output * acc_scale + chunk_output * chunk_scale
-    total = acc_sum * acc_scale + chunk_sum * chunk_scale
-    return output, total, new_max
 
 
 def ring_attention(

@@ -1,9 +1,5 @@
 """Mistake: the merge returns (output, max, sum) instead of (output, sum, max)."""
 
-import math
-
-import torch
-
 TITLE = "Returns the merged statistics in the wrong order"
 RATIONALE = (
     "The merge returns the max in the sum's place and the sum in the max's place. "
@@ -14,19 +10,6 @@ HELP = (
     "Return the merged statistics in the order the contract gives, (output, sum, "
     "max), the same order attention_chunk_stats uses."
 )
-
-
-def attention_chunk_stats(
-    query: torch.Tensor, key_chunk: torch.Tensor, value_chunk: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Un-normalized output, softmax denominator and row max of one chunk."""
-    scale = 1.0 / math.sqrt(query.shape[-1])
-    scores = (query @ key_chunk.transpose(-2, -1)) * scale
-    chunk_max = scores.amax(dim=-1, keepdim=True)
-    weights = torch.exp(scores - chunk_max)
-    chunk_sum = weights.sum(dim=-1, keepdim=True)
-    chunk_output = weights @ value_chunk
-    return chunk_output, chunk_sum, chunk_max
 
 
 def merge_chunk_stats(

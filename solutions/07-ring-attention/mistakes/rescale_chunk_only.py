@@ -1,9 +1,5 @@
 """Mistake: the merge rescales the new chunk but adds the accumulator unscaled."""
 
-import math
-
-import torch
-
 TITLE = "Rescales only the new chunk"
 RATIONALE = (
     "Only the incoming chunk is brought to the new max; the accumulator keeps the "
@@ -14,19 +10,6 @@ HELP = (
     "The accumulator was computed against the old running max, so it too must be "
     "multiplied by exp(old max minus new max) before the two are added."
 )
-
-
-def attention_chunk_stats(
-    query: torch.Tensor, key_chunk: torch.Tensor, value_chunk: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Un-normalized output, softmax denominator and row max of one chunk."""
-    scale = 1.0 / math.sqrt(query.shape[-1])
-    scores = (query @ key_chunk.transpose(-2, -1)) * scale
-    chunk_max = scores.amax(dim=-1, keepdim=True)
-    weights = torch.exp(scores - chunk_max)
-    chunk_sum = weights.sum(dim=-1, keepdim=True)
-    chunk_output = weights @ value_chunk
-    return chunk_output, chunk_sum, chunk_max
 
 
 def merge_chunk_stats(
@@ -43,16 +26,3 @@ def merge_chunk_stats(
     output = acc_output + chunk_output * chunk_scale
     total = acc_sum + chunk_sum * chunk_scale
     return output, total, new_max
-
-
-def ring_attention(
-    query: torch.Tensor,
-    key_chunks: list[torch.Tensor],
-    value_chunks: list[torch.Tensor],
-) -> torch.Tensor:
-    """Visit the chunks one at a time, merging as they arrive, then normalize once."""
-    output, total, running_max = attention_chunk_stats(query, key_chunks[0], value_chunks[0])
-    for key_chunk, value_chunk in zip(key_chunks[1:], value_chunks[1:]):
-        stats = attention_chunk_stats(query, key_chunk, value_chunk)
-        output, total, running_max = merge_chunk_stats(output, total, running_max, *stats)
-    return output / total

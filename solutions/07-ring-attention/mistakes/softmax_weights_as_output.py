@@ -1,9 +1,5 @@
 """Mistake: the chunk output uses softmax-normalized weights instead of exp(scores - max)."""
 
-import math
-
-import torch
-
 TITLE = "Uses softmax weights for the chunk output"
 RATIONALE = (
     "The chunk output is built from torch.softmax of the scores, which already "
@@ -29,33 +25,3 @@ def attention_chunk_stats(
     chunk_sum = weights.sum(dim=-1, keepdim=True)
     chunk_output = torch.softmax(scores, dim=-1) @ value_chunk
     return chunk_output, chunk_sum, chunk_max
-
-
-def merge_chunk_stats(
-    acc_output: torch.Tensor,
-    acc_sum: torch.Tensor,
-    acc_max: torch.Tensor,
-    chunk_output: torch.Tensor,
-    chunk_sum: torch.Tensor,
-    chunk_max: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Re-express both sides against their shared max, then add them."""
-    new_max = torch.maximum(acc_max, chunk_max)
-    acc_scale = torch.exp(acc_max - new_max)
-    chunk_scale = torch.exp(chunk_max - new_max)
-    output = acc_output * acc_scale + chunk_output * chunk_scale
-    total = acc_sum * acc_scale + chunk_sum * chunk_scale
-    return output, total, new_max
-
-
-def ring_attention(
-    query: torch.Tensor,
-    key_chunks: list[torch.Tensor],
-    value_chunks: list[torch.Tensor],
-) -> torch.Tensor:
-    """Visit the chunks one at a time, merging as they arrive, then normalize once."""
-    output, total, running_max = attention_chunk_stats(query, key_chunks[0], value_chunks[0])
-    for key_chunk, value_chunk in zip(key_chunks[1:], value_chunks[1:]):
-        stats = attention_chunk_stats(query, key_chunk, value_chunk)
-        output, total, running_max = merge_chunk_stats(output, total, running_max, *stats)
-    return output / total

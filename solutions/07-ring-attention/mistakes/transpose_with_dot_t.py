@@ -1,9 +1,5 @@
 """Mistake: the keys are transposed with .T, which reverses every dimension of a batched tensor."""
 
-import math
-
-import torch
-
 TITLE = "Transposes the keys with .T"
 RATIONALE = (
     "On a 2-D key chunk .T swaps the last two dimensions as intended, but with "
@@ -27,33 +23,3 @@ def attention_chunk_stats(
     chunk_sum = weights.sum(dim=-1, keepdim=True)
     chunk_output = weights @ value_chunk
     return chunk_output, chunk_sum, chunk_max
-
-
-def merge_chunk_stats(
-    acc_output: torch.Tensor,
-    acc_sum: torch.Tensor,
-    acc_max: torch.Tensor,
-    chunk_output: torch.Tensor,
-    chunk_sum: torch.Tensor,
-    chunk_max: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Re-express both sides against their shared max, then add them."""
-    new_max = torch.maximum(acc_max, chunk_max)
-    acc_scale = torch.exp(acc_max - new_max)
-    chunk_scale = torch.exp(chunk_max - new_max)
-    output = acc_output * acc_scale + chunk_output * chunk_scale
-    total = acc_sum * acc_scale + chunk_sum * chunk_scale
-    return output, total, new_max
-
-
-def ring_attention(
-    query: torch.Tensor,
-    key_chunks: list[torch.Tensor],
-    value_chunks: list[torch.Tensor],
-) -> torch.Tensor:
-    """Visit the chunks one at a time, merging as they arrive, then normalize once."""
-    output, total, running_max = attention_chunk_stats(query, key_chunks[0], value_chunks[0])
-    for key_chunk, value_chunk in zip(key_chunks[1:], value_chunks[1:]):
-        stats = attention_chunk_stats(query, key_chunk, value_chunk)
-        output, total, running_max = merge_chunk_stats(output, total, running_max, *stats)
-    return output / total

@@ -1,0 +1,121 @@
+"""What the catalogue tells an instructor: which cases catch which mistakes, what the diagnosis names, and gaps.
+
+For every mistake and every case that catches it, the diagnosis is worked out here, in the
+grader (mistakes are trusted code, run in this process): what a learner who made that mistake
+is told, and what they would have been told had the mistake not been catalogued (leave-one-out).
+From that: cases that catch nothing, mistakes that only one case catches, and pairs of mistakes
+the diagnosis cannot tell apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from grader import diagnosis
+from grader.catalogue_check import Graded
+from grader.cases import Case
+from grader.judge import MEMORY_AUDIT, Judge
+
+
+@dataclass
+class MistakeRow:
+    """One mistake against the cases: which catch it, and what the diagnosis names on each."""
+
+    stem: str
+    caught_by: list[str] = field(default_factory=list)
+    named: dict[str, str | None] = field(default_factory=dict)           # case -> the mistake named
+    without_itself: dict[str, str | None] = field(default_factory=dict)  # case -> named, were it not catalogued
+    matches: dict[str, list[str]] = field(default_factory=dict)          # case -> every mistake that agreed
+
+    @property
+    def named_itself(self) -> int:
+        return sum(1 for stem in self.named.values() if stem == self.stem)
+
+
+@dataclass
+class Matrix:
+    """The whole picture, for the terminal and for `validate --json`."""
+
+    cases: list[str]
+    rows: list[MistakeRow]
+    variants: dict[str, bool]
+
+    def catching_nothing(self) -> list[str]:
+        caught = {case for row in self.rows for case in row.caught_by}
+        return [case for case in self.cases if case not in caught]
+
+    def sole_catchers(self) -> dict[str, list[str]]:
+        sole: dict[str, list[str]] = {}
+        for row in self.rows:
+            if len(row.caught_by) == 1:
+                sole.setdefault(row.caught_by[0], []).append(row.stem)
+        return sole
+
+    def indistinguishable(self) -> list[tuple[str, str]]:
+        """Pairs where, on every case that catches either, each agrees with the other: the name is a coin toss."""
+        by_stem = {row.stem: row for row in self.rows}
+        pairs = []
+        for index, first in enumerate(self.rows):
+            for second in self.rows[index + 1:]:
+                if first.caught_by and set(first.caught_by) == set(second.caught_by) and all(
+                        second.stem in first.matches.get(case, []) and first.stem in by_stem[second.stem].matches.get(
+                            case, []) for case in first.caught_by):
+                    pairs.append((first.stem, second.stem))
+        return pairs
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "mistakes": {row.stem: {"caught_by": row.caught_by, "named": row.named,
+                                    "named_without_itself": row.without_itself} for row in self.rows},
+            "cases_catching_nothing": self.catching_nothing(),
+            "sole_catchers": self.sole_catchers(),
+            "indistinguishable": [list(pair) for pair in self.indistinguishable()],
+            "variants": self.variants,
+        }
+
+
+def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistakes: list[Graded],
+          variants: list[Graded]) -> Matrix:
+    """The matrix, with every diagnosis worked out afresh against the catalogue as it is now."""
+    judge = Judge(exercise, checker, "", reference)
+    known = diagnosis.catalogue(exercise)
+    by_name = {case.name: case for case in cases}
+    rows = []
+    for graded in mistakes:
+        row = MistakeRow(graded.path.stem)
+        failing = [result for result in graded.results if result.outcome.counts_as_failure]
+        row.caught_by = [result.name for result in failing]
+        full, alone = {}, {}
+        for result in failing:
+            full[result.name] = _agreeing(judge, known, by_name[result.name], result, row.stem, "")
+            alone[result.name] = _agreeing(judge, known, by_name[result.name], result, row.stem, row.stem)
+        row.matches = full
+        row.named = _reconciled(full)
+        row.without_itself = _reconciled(alone)
+        rows.append(row)
+    return Matrix([case.name for case in cases], rows, {item.path.stem: item.passed for item in variants})
+
+
+def _agreeing(judge: Judge, known: Any, case: Case, result: Any, stem: str, leave_out: str) -> list[str]:
+    """The mistakes that agree with `stem`'s own failure on `case`, as the diagnosis would rank them."""
+    violated = result.extra.get("violates")
+    if violated:
+        return [m.stem for m in known.mistakes if m.violates == violated and m.stem != leave_out][:1]
+    if MEMORY_AUDIT in case.audit:
+        return []  # cases too large to run every mistake on in this process; they are named by rule above
+    behaviour = known.behaviour(judge, case)[stem]
+    if behaviour.outputs is not None and diagnosis.non_finite(behaviour.outputs):
+        return ["non-finite"]
+    return diagnosis.agreeing(judge, case, behaviour.outputs, behaviour.raised, leave_out)
+
+
+def _reconciled(matches: dict[str, list[str]]) -> dict[str, str | None]:
+    """As reconcile() does for one report: where several agree, the one agreeing on most of its cases."""
+    counts: dict[str, int] = {}
+    for found in matches.values():
+        for stem in found:
+            counts[stem] = counts.get(stem, 0) + 1
+    return {case: (max(found, key=lambda stem: (counts[stem], -found.index(stem))) if found else None)
+            for case, found in matches.items()}

@@ -1,0 +1,99 @@
+"""Courses of the tests' own: an exercise added as files in its folder only, two exercises, broken ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, make_course
+from grader.cli import main
+
+COURSES = FIXTURES / "courses"
+
+
+@pytest.fixture
+def two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, course: Path) -> Path:
+    """The course fixture (exercise 07) with the test exercise 02-scale added: its folders, one line in the course."""
+    make_course(tmp_path / "scale-source", ["02-scale"], COURSES)
+    for folder in ("exercises", "solutions", "hints"):
+        source = tmp_path / "scale-source" / folder / "02-scale"
+        if source.is_dir():
+            import shutil
+
+            shutil.copytree(source, course / folder / "02-scale")
+    with open(course / "exercises/course.yaml", "a") as handle:
+        handle.write("  - exercises/02-scale\n")
+    return course
+
+
+def run(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_an_exercise_made_only_of_its_own_files_is_graded(two, capsys):
+    code, out = run(capsys, "list")
+    assert code == 0 and "07-ring-attention" in out and "02-scale" in out
+    code, out = run(capsys, "run", "02", "--no-record")  # a unique prefix names it
+    assert code == 1 and "Not attempted yet" in out and out.rstrip().endswith("0 passed, 2 failed")
+    solution = two / "solutions/02-scale/scale.py"
+    code, out = run(capsys, "submit", "02-scale/", "--file", str(solution), "--no-record", "--device", "cpu",
+                    "--json", str(two / "out.json"))
+    assert code == 0 and "Accepted" in out and "Score 10 of 10." in out
+    data = json.loads((two / "out.json").read_text())
+    assert data["score"] == data["max_score"] == 10.0
+    # Points per case from the YAML, scaled so that they add up to the declared maximum.
+    assert [test["max_score"] for test in data["tests"]] == [1.666667, 1.666667, 3.333333, 3.333333]
+
+
+def test_a_required_case_that_fails_rejects_whatever_else_passes(two, capsys, tmp_path):
+    wrong = tmp_path / "scale.py"
+    wrong.write_text("def scale(x, factor):\n    return x + x if factor == 1 else sum([x] * factor, x - x)\n")
+    code, out = run(capsys, "submit", "02", "--file", str(wrong), "--no-record", "--device", "cpu",
+                    "--json", str(tmp_path / "out.json"))
+    assert code == 1 and "Score 0 of 10: scale-by-one-is-required is required" in out
+    assert json.loads((tmp_path / "out.json").read_text())["score"] == 0.0
+
+
+def test_a_forbidden_operator_is_named(two, capsys, tmp_path):
+    shortcut = tmp_path / "scale.py"
+    shortcut.write_text("def scale(x, factor):\n    return x * factor\n")
+    code, out = run(capsys, "run", "02", "--file", str(shortcut), "--no-record", "--device", "cpu")
+    assert code == 1 and "called aten.mul, which this exercise forbids" in out
+
+
+def test_an_exercise_without_a_group_suite_refuses_the_option(two, capsys):
+    code, out = run(capsys, "run", "02", "--ring", "2", "--no-record")
+    assert code == 2 and out.strip() == "error: --ring: 02-scale has no ring suite"
+
+
+def test_two_exercises_need_a_name_and_an_ambiguous_prefix_is_refused(two, capsys):
+    code, out = run(capsys, "run", "--no-record")
+    assert code == 2 and out.startswith("error: name an exercise: the course has 2 (07-ring-attention, 02-scale)")
+    code, out = run(capsys, "run", "0", "--no-record")
+    assert code == 2 and "could be any of 07-ring-attention, 02-scale" in out
+
+
+@pytest.mark.parametrize("breakage, words", [
+    (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\ncolour: red\n"),
+     "exercise.yaml: unknown key 'colour'"),
+    (lambda folder: (folder / "checker.py").unlink(), "checker.py: the exercise's checker is missing"),
+    (lambda folder: (folder / "checker.py").write_text("def broken(:\n"),
+     "checker.py: the checker could not be loaded: SyntaxError"),
+    (lambda folder: (folder / "checker.py").write_text("X = 1\n"),
+     "checker.py: the checker must define exactly one subclass of grader.checker.Checker, found 0"),
+    (lambda folder: (folder / "cases/examples.yaml").write_text("cases:\n  - name: a\n    function: scale\n"
+                                                                 "    factor: -1\n"),
+     "examples.yaml:2: case 'a': factor must be a non-negative integer"),
+    (lambda folder: (folder / "cases/examples.yaml").write_text("cases:\n  - name: a\n    function: scale\n"
+                                                                 "    factor: 1\n    tolerance: {float64: 0.5}\n"),
+     "examples.yaml:2: case 'a': tolerance float64 must be a number from 1e-15 to 1e-06"),
+])
+def test_a_broken_exercise_is_one_line_naming_the_file(two, capsys, breakage, words):
+    breakage(two / "exercises/02-scale")
+    code, out = run(capsys, "run", "02", "--no-record")
+    assert code == 2 and words in out and len(out.strip().splitlines()) == 1
+    code, out = run(capsys, "run", "07", "--no-record")  # the other exercise is unaffected
+    assert code == 1 and "Not attempted yet" in out
