@@ -15,10 +15,12 @@ MIB = 1 << 20
 
 @dataclass
 class Violation:
-    """A broken rule of the exercise: which one (a mistake's VIOLATES names it) and what to tell the learner."""
+    """A broken rule of the exercise: which one (a mistake's VIOLATES names it) and what to tell the learner;
+    on a hidden case, the message without figures the learner's code could have chosen."""
 
     kind: str
     message: str
+    hidden_message: str = ""
 
 
 def inputs_modified(names: list[str], modified: list[int], reason: str = "") -> Violation | None:
@@ -44,15 +46,25 @@ def memory(audit: list[str], function: str, inputs: Any, peak: int | None, obser
     if "memory" not in audit or peak is None:
         return None
     budget = checker.memory_budget(function, inputs)
-    if budget is None or peak <= budget:
+    if budget is None:
         return None
     reasons = checker.rule_reasons
-    held = f"held {peak / MIB:.0f} MiB at once (measured by the operating system); this case allows {budget / MIB:.0f} MiB"
     spanning = observations.get("materialized") or []
     if observations.get("materialized_count"):
+        # The worker saw a tensor as long as the whole span: evidence against the learner, which the learner's
+        # code could hide but never fake in its own favour. Over budget or not, it is the rule broken.
+        within = "" if peak <= budget else (
+            f"held {peak / MIB:.0f} MiB at once (measured by the operating system); this case allows "
+            f"{budget / MIB:.0f} MiB. ")
         span = f"{checker.span(function, inputs)} {checker.span_unit}".strip()
-        return Violation("materialization", f"{held}. It built tensors spanning all {span} "
-                                             f"({'; '.join(map(str, spanning[:3]))})."
-                                             + (f" {reasons['materialization']}" if "materialization" in reasons else ""))
-    return Violation("peak-memory", f"{held}: far more than one step's work needs."
-                                    + (f" {reasons['peak-memory']}" if "peak-memory" in reasons else ""))
+        reason = f" {reasons['materialization']}" if "materialization" in reasons else ""
+        return Violation("materialization", f"{within}It built tensors spanning all {span} "
+                                             f"({'; '.join(map(str, spanning[:3]))}).{reason}",
+                         f"it built tensors spanning all {span}.{reason}")
+    if peak <= budget:
+        return None
+    held = f"held {peak / MIB:.0f} MiB at once (measured by the operating system); this case allows {budget / MIB:.0f} MiB"
+    reason = f" {reasons['peak-memory']}" if "peak-memory" in reasons else ""
+    return Violation("peak-memory", f"{held}: far more than one step's work needs.{reason}",
+                     f"held more memory at once (measured by the operating system) than this case allows, "
+                     f"{budget / MIB:.0f} MiB.{reason}")

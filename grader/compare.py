@@ -16,11 +16,17 @@ TINY = 1e-30
 
 @dataclass
 class Verdict:
-    """Whether the outputs matched, a one-line message, and detail lines for visible cases."""
+    """Whether the outputs matched, a one-line message, detail lines for visible cases, and for hidden ones
+    a message in words the grader chose alone (no shape, number or position the learner's code controls)."""
 
     passed: bool
     message: str = ""
     details: list[str] = field(default_factory=list)
+    hidden_message: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.passed and not self.hidden_message:
+            self.hidden_message = "an output is wrong"
 
 
 def describe_value(returned: dict[str, Any]) -> str:
@@ -48,14 +54,17 @@ def compare_outputs(
     if len(names) == 1:
         items = [returned]
         if returned.get("type") == "sequence":
-            return Verdict(False, f"returned {describe_value(returned)} where one tensor was expected")
+            return Verdict(False, f"returned {describe_value(returned)} where one tensor was expected",
+                           hidden_message="returned a sequence where one tensor was expected")
     else:
         if returned.get("type") != "sequence":
             return Verdict(False, f"returned {describe_value(returned)}; expected a tuple of {len(names)} tensors "
-                                  f"({', '.join(names)})")
+                                  f"({', '.join(names)})",
+                           hidden_message=f"did not return a tuple of {len(names)} tensors ({', '.join(names)})")
         items = returned["items"]
         if len(items) != len(names):
-            return Verdict(False, f"returned {len(items)} values; expected {len(names)} ({', '.join(names)})")
+            return Verdict(False, f"returned {len(items)} values; expected {len(names)} ({', '.join(names)})",
+                           hidden_message=f"did not return {len(names)} values ({', '.join(names)})")
     for index, (name, item, want) in enumerate(zip(names, items, expected)):
         base = baseline[index] if baseline is not None else None
         verdict = compare_tensor(name, item, want, dtype, device, base, tolerance, dtype_from)
@@ -70,29 +79,36 @@ def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, dtype: t
     if item.get("type") == "omitted":
         shape = tuple(item["shape"])
         if shape != tuple(want.shape):
-            return Verdict(False, f"{name} has shape {shape}, expected {tuple(want.shape)}")
-        return Verdict(False, f"{name} ({item['dtype']}, shape {shape}) could not be sent back: too large")
+            return Verdict(False, f"{name} has shape {shape}, expected {tuple(want.shape)}",
+                           hidden_message=f"{name} has the wrong shape")
+        return Verdict(False, f"{name} ({item['dtype']}, shape {shape}) could not be sent back: too large",
+                       hidden_message=f"{name} could not be sent back: too large")
     if item.get("type") != "tensor":
-        return Verdict(False, f"{name} is {describe_value(item)}, not a torch.Tensor")
+        return Verdict(False, f"{name} is {describe_value(item)}, not a torch.Tensor",
+                       hidden_message=f"{name} is not a torch.Tensor")
     wire: WireTensor = item["value"]
     got = wire.tensor
     if tuple(got.shape) != tuple(want.shape):
         hint = ""
         if tuple(got.shape) == tuple(want.shape[:-1]) and want.shape[-1] == 1:
             hint = " (the reduced dimension was dropped: keep it with keepdim=True)"
-        return Verdict(False, f"{name} has shape {tuple(got.shape)}, expected {tuple(want.shape)}{hint}")
+        return Verdict(False, f"{name} has shape {tuple(got.shape)}, expected {tuple(want.shape)}{hint}",
+                       hidden_message=f"{name} has the wrong shape" + (" (keepdim?)" if hint else ""))
     if got.dtype != dtype:
         return Verdict(False, f"{name} has dtype {dtype_name(got.dtype)}, expected {dtype_name(dtype)} "
-                              f"(the dtype of {dtype_from})")
+                              f"(the dtype of {dtype_from})",
+                       hidden_message=f"{name} has the wrong dtype (it must keep the dtype of {dtype_from})")
     where = item.get("device", wire.device)
     if where.split(":")[0] != device:
-        return Verdict(False, f"{name} is on {where}, expected {device} (the device of {dtype_from})")
+        return Verdict(False, f"{name} is on {where}, expected {device} (the device of {dtype_from})",
+                       hidden_message=f"{name} is on the wrong device")
     wide = got.to(torch.float64)
     nan, inf = int(torch.isnan(wide).sum()), int(torch.isinf(wide).sum())
     if nan or inf:
         first = _index(torch.nonzero(~torch.isfinite(wide))[0])
         return Verdict(False, f"{name} has {nan} NaN and {inf} Inf values (first at {first})",
-                       ["NaN or Inf never passes: look for exp of a large number, or 0/0 and inf - inf."])
+                       ["NaN or Inf never passes: look for exp of a large number, or 0/0 and inf - inf."],
+                       hidden_message=f"{name} holds NaN or Inf")
     error = (wide - want).abs()
     worst = float(error.max()) if error.numel() else 0.0
     bound = error_bound(want, dtype, base, tolerance)
@@ -107,7 +123,8 @@ def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, dtype: t
         f"absolute ({_rule(dtype, tolerance)})",
         f"{name}: {int((error > bound).sum())} of {error.numel()} values are outside the bound",
     ]
-    return Verdict(False, f"{name} is wrong: largest error {worst:.3g} at {where} (allowed {bound:.3g})", details)
+    return Verdict(False, f"{name} is wrong: largest error {worst:.3g} at {where} (allowed {bound:.3g})", details,
+                   hidden_message=f"{name} is wrong: outside the allowed error")
 
 
 def _relative(dtype: torch.dtype, tolerance: Tolerance) -> float | None:

@@ -118,31 +118,32 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
 def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[str], worker: Worker,
            on_result: OnResult, report: Report) -> None:
     judge = Judge(exercise, trusted.checker, _display(learner, exercise.root), trusted.reference)
-    # Memory-audited cases go first, while the worker holds nothing but torch and the learner's module.
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
-    plain = [case for case in trusted.cases if MEMORY_AUDIT not in case.audit]
-    runs = [(case, device) for device in devices for case in (audited if device == "cpu" else []) + plain]
     expected = [(case.name, device) for device in devices for case in trusted.cases
                 if device == "cpu" or case not in audited]
     done: dict[tuple[str, str], CaseResult] = {}
-    for case, device in runs:
-        if not report.load_error and not worker.alive:
-            worker.start()
-        # A file that cannot be imported is imported once: every case then gets the same error.
-        loaded = None if report.load_error else worker.wait_ready(exercise.time_limit)
-        if loaded is not None and loaded.kind != "ready":
-            report.load_error = judge.load_error(loaded)
-        if report.load_error:
-            result = CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR,
-                                report.load_error.splitlines()[0], points=case.points, visibility=case.visibility,
-                                required=case.required)
-        else:
-            result = judge.run(case, device, worker)
-        done[(case.name, device)] = result
-        # Shown in the order the case files give, whatever order they ran in.
-        while len(report.results) < len(expected) and expected[len(report.results)] in done:
-            report.results.append(done[expected[len(report.results)]])
-            on_result(report.results[-1])
+    for phase, runs in enumerate(_phases(trusted.cases, devices)):
+        if phase and worker.alive:
+            # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
+            worker.stop()
+        for case, device in runs:
+            if not report.load_error and not worker.alive:
+                worker.start()
+            # A file that cannot be imported is imported once: every case then gets the same error.
+            loaded = None if report.load_error else worker.wait_ready(exercise.time_limit)
+            if loaded is not None and loaded.kind != "ready":
+                report.load_error = judge.load_error(loaded)
+            if report.load_error:
+                result = CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR,
+                                    report.load_error.splitlines()[0], points=case.points,
+                                    visibility=case.visibility, required=case.required)
+            else:
+                result = judge.run(case, device, worker)
+            done[(case.name, device)] = result
+            # Shown in the order the case files give, whatever order they ran in.
+            while len(report.results) < len(expected) and expected[len(report.results)] in done:
+                report.results.append(done[expected[len(report.results)]])
+                on_result(report.results[-1])
     if "cuda" in devices and audited:
         report.notes.append(f"{len(audited)} memory-audited cases ran on the CPU only: the kernel measures host "
                             f"memory.")
@@ -150,6 +151,20 @@ def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[st
         from grader.diagnosis import reconcile
 
         reconcile(report.results, exercise)
+
+
+def _phases(cases: list[Case], devices: list[str]) -> list[list[tuple[Case, str]]]:
+    """The runs, visible cases first and hidden ones after in a worker of their own; in each, the memory-audited
+    cases first (on the CPU only), while the worker holds nothing but torch and the learner's module."""
+    phases = []
+    for hidden in (False, True):
+        chosen = [case for case in cases if case.hidden == hidden]
+        audited = [case for case in chosen if MEMORY_AUDIT in case.audit]
+        plain = [case for case in chosen if MEMORY_AUDIT not in case.audit]
+        runs = [(case, device) for device in devices for case in (audited if device == "cpu" else []) + plain]
+        if runs:
+            phases.append(runs)
+    return phases
 
 
 def _devices(device: str, report: Report) -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import secrets
 import sys
 import threading
 import time
@@ -33,7 +32,8 @@ COMM_FRACTION = 0.5  # gloo gives up after this share of the group limit, so sur
 AFTERMATH = 1.0      # seconds the others get to report once one rank has failed outright
 POLL = 0.05
 RANK_REPLY_BYTES = 16 << 20
-STORE = "/tmp/grader-group-store"
+STORE = "tcp:127.0.0.1:29400"
+MAX_MESSAGES = 3  # torch-ready, ready, the reply: a rank that sends more is ignored from then on
 PROGRAM = "exercise"  # the folder, inside the sandbox, that holds the exercise's rank program
 
 
@@ -46,7 +46,7 @@ class Rank:
     from_rank: int
     stdout: OutputCollector
     stderr: OutputCollector
-    state: str = "starting"  # starting, importing, ready, replied, ended
+    state: str = "starting"  # starting, torch-ready, importing, ready, replied, ended
     reply: dict[str, Any] = field(default_factory=dict)
     ended: str = ""
     reader: threading.Thread | None = None
@@ -82,7 +82,7 @@ def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, u
                         inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"), points=case.points,
                         visibility=case.visibility, required=case.required)
     sandbox = Sandbox((exercise.memory_limit_mb << 20) * world, processes=128 * world, use_cuda=use_cuda,
-                      loopback=True, hide=(exercise.root,))
+                      loopback=True, hide=(exercise.root,), apart=True)
     ranks: list[Rank] = []
     traffic = None
     try:
@@ -110,12 +110,13 @@ def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInpu
            limit: float) -> list[Rank]:
     inside = sandbox.add_file(learner)
     program = sandbox.add_file(suite.rank_program, PROGRAM)
-    store = STORE if sandbox.namespaces else str(sandbox.shared_folder("store") / "store")
+    # The ranks meet over their private loopback (no file any rank could use for more); without namespaces,
+    # where ports are the machine's, through a file in a folder of the sandbox's.
+    store = STORE if sandbox.namespaces else "file:" + str(sandbox.shared_folder("store") / "store")
     programs, ranks, close = [], [], []
     world = inputs.world
     null = os.open(os.devnull, os.O_RDONLY)
     close.append(null)
-    sentinel = ("\x00grader-group-" + secrets.token_hex(8)).encode()  # never written: one segment per rank
     for number in range(world):
         to_rank_read, to_rank = os.pipe()
         from_rank, from_rank_write = os.pipe()
@@ -131,8 +132,8 @@ def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInpu
                                 base_env(GLOO_SOCKET_IFNAME="lo"),
                                 {0: null, 1: out_write, 2: err_write, 3: to_rank_read, 4: from_rank_write}))
         os.set_blocking(to_rank, False)
-        ranks.append(Rank(number, to_rank, from_rank, OutputCollector(os.fdopen(out_read, "rb", buffering=0), sentinel),
-                          OutputCollector(os.fdopen(err_read, "rb", buffering=0), sentinel)))
+        ranks.append(Rank(number, to_rank, from_rank, OutputCollector(os.fdopen(out_read, "rb", buffering=0)),
+                          OutputCollector(os.fdopen(err_read, "rb", buffering=0))))
     try:
         sandbox.start(programs)
     finally:
@@ -170,6 +171,11 @@ def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: 
                     rank.state, rank.ended = "ended", f"out-of-memory:{sandbox.memory_bytes >> 20}"
             sandbox.kill()
             return
+        # Every rank gets its go once all have torch: no learner code runs while a peer is still starting.
+        if phase == "torch" and all(rank.state != "starting" for rank in ranks):
+            for rank in ranks:
+                if rank.state == "torch-ready":
+                    _go(rank, inputs)
         # The clock that matters moves on once every rank has passed the phase before it.
         if phase == "torch" and all(rank.state != "starting" for rank in ranks):
             deadline, phase = now + (import_limit + max(1.0, COMM_FRACTION * limit)) * WALL_FACTOR, "import"
@@ -186,12 +192,12 @@ def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: 
 
 
 def _read(rank: Rank, inbox: queue.Queue, world: int) -> None:
-    """One rank's messages, each checked; anything malformed ends the conversation with that rank."""
+    """One rank's messages, each checked; anything malformed, or one too many, ends the conversation."""
     reader = wire.MessageReader(rank.from_rank, RANK_REPLY_BYTES)
-    while True:
+    for _ in range(MAX_MESSAGES):
         try:
             body, tensors = reader.read()
-            inbox.put((rank.number, replies.parse_rank(body, tensors, world)))
+            message = replies.parse_rank(body, tensors, world)
         except (wire.ChannelClosed, OSError):
             inbox.put((rank.number, {"kind": "closed"}))
             return
@@ -201,6 +207,9 @@ def _read(rank: Rank, inbox: queue.Queue, world: int) -> None:
         except Exception as error:  # noqa: BLE001  (whatever a rank sends, this thread ends quietly)
             inbox.put((rank.number, {"kind": "closed", "detail": f"sent an unreadable reply ({type(error).__name__})"}))
             return
+        inbox.put((rank.number, message))
+        if message.get("kind") not in ("torch-ready", "ready"):
+            return  # the reply: nothing more is read from this rank, so nothing more can pile up here
 
 
 def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: GroupInputs) -> None:
@@ -209,11 +218,7 @@ def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: Grou
     message = {key: inert(value) if isinstance(value, str) else value for key, value in message.items()}
     kind = message.get("kind")
     if kind == "torch-ready" and rank.state == "starting":
-        rank.state = "importing"
-        try:  # the grader's go, with this rank's own tensors: no other rank ever sees them
-            wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5, tensors=inputs.tensors[rank.number])
-        except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
-            rank.state, rank.ended = "ended", "stopped reading its pipe"
+        rank.state = "torch-ready"
     elif kind == "ready" and rank.state == "importing":
         rank.state = "ready"
     elif kind == "closed":
@@ -224,6 +229,15 @@ def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: Grou
         rank.state, rank.ended = "ended", "sent a message out of turn (a protocol violation)"
     elif rank.state != "replied":
         rank.state, rank.reply = "replied", message
+
+
+def _go(rank: Rank, inputs: GroupInputs) -> None:
+    """The grader's go, with this rank's own tensors: no other rank ever sees them."""
+    rank.state = "importing"
+    try:
+        wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5, tensors=inputs.tensors[rank.number])
+    except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
+        rank.state, rank.ended = "ended", "stopped reading its pipe"
 
 
 def _failed_outright(rank: Rank) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from types import ModuleType
 from typing import Any
 
@@ -59,7 +60,7 @@ class Judge:
             worker.reset_memory_peak()
         try:
             raw = worker.run(task, [shared.fd], len(shared.specs), case.time_limit or self.exercise.time_limit,
-                             reply_limit)
+                             reply_limit, shared.size)
             modified = shared.changed()
         finally:
             shared.close()
@@ -68,12 +69,15 @@ class Judge:
                             visibility=case.visibility, required=case.required)
         if not case.hidden:
             result.stdout, result.stderr = inert(raw.stdout), inert(raw.stderr)
-        self._judge(case, inputs, expected, baseline, raw, result, modified, device)
-        if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.exercise.mistakes.is_dir():
-            # Loaded only when something failed (or raised), so that a passing submission stays fast.
-            from grader.diagnosis import diagnose
+        try:
+            self._judge(case, inputs, expected, baseline, raw, result, modified, device)
+            if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.exercise.mistakes.is_dir():
+                from grader.diagnosis import diagnose
 
-            result.diagnosis = diagnose(self, case, raw, result)
+                result.diagnosis = diagnose(self, case, raw, result)
+        except Exception as error:  # noqa: BLE001  (a reply that passed the schema yet cannot be judged)
+            result.outcome, result.diagnosis = Outcome.CRASHED, None
+            result.message = f"crashed: the worker's reply could not be judged ({type(error).__name__})"
         return result
 
     def _judge(self, case: Case, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
@@ -86,31 +90,39 @@ class Judge:
             names = self.checker.input_names(case.function, inputs)
             changed = sorted(set(modified) | set(reply.observations.get("version_changed", [])))
             reasons = self.checker.rule_reasons
-            violation = (audits.forbidden(reply.observations.get("forbidden_seen", []), reasons.get("forbidden", ""))
+            seen = [name for name in reply.observations.get("forbidden_seen", []) if name in self.exercise.rules.forbidden]
+            violation = (audits.forbidden(seen, reasons.get("forbidden", ""))
                          or (audits.inputs_modified(names, changed, reasons.get("inputs-modified", ""))
                              if self.exercise.rules.inputs_unchanged else None)
                          or audits.memory(list(case.audit), case.function, inputs, raw.peak_bytes,
                                           reply.observations, self.checker))
             if violation:
-                result.message = violation.message
+                result.message = violation.hidden_message if case.hidden and violation.hidden_message else \
+                    violation.message
                 result.extra["violates"] = violation.kind
                 return
             function = self.checker.functions[case.function]
             verdict = compare.compare_outputs(reply.value, function.outputs, expected, inputs.output_dtype(), device,
                                               baseline, self.tolerance(case), _first_tensor_name(function, inputs))
             result.outcome = Outcome.PASSED if verdict.passed else Outcome.FAILED
-            result.message = inert(verdict.message)
+            # A hidden case's message is in the grader's words only: shapes, numbers or positions the learner's
+            # code chose could carry the hidden inputs out.
+            result.message = verdict.hidden_message if case.hidden and not verdict.passed else inert(verdict.message)
             result.details = [] if case.hidden else [inert(line) for line in verdict.details]
             return
         exception = inert(reply.exception) if reply else ""
+        if case.hidden:
+            exception = known_exception(exception)
         if raw.kind == "not-attempted":
             result.outcome = Outcome.NOT_ATTEMPTED
             result.message = f"{case.function} raises NotImplementedError: it is not written yet"
         elif raw.kind == "raised":
             result.outcome = Outcome.ERROR
             message = inert(reply.message)
-            # A hidden case never echoes learner text: an exception message could carry the hidden inputs.
-            result.message = f"raised {exception}" + ("" if case.hidden or not message else f": {message}")
+            # A hidden case never echoes learner text: an exception message (or a class named for the purpose)
+            # could carry the hidden inputs. The type, if it is a known one, and the line in the learner's file.
+            result.message = f"raised {exception}" + (_line(reply.traceback) if case.hidden else
+                                                      (f": {message}" if message else ""))
         elif raw.kind == "out-of-memory":
             result.outcome = Outcome.OUT_OF_MEMORY
             on = "the GPU" if exception == "OutOfMemoryError" else "memory"
@@ -123,7 +135,10 @@ class Judge:
                               f"never ends)")
         else:
             result.outcome = Outcome.CRASHED
-            result.message = f"crashed: {raw.detail or 'the worker process ended'}"
+            detail = raw.detail or "the worker process ended"
+            if case.hidden and "malformed reply" in detail:
+                detail = "the worker sent a malformed reply"  # the schema's complaint may quote the learner's bytes
+            result.message = f"crashed: {inert(detail)}"
             result.message += CRASH_HINTS.get(raw.signal.split(" ")[0], "")
         if not case.hidden and reply is not None:
             result.traceback = inert(reply.traceback)
@@ -143,6 +158,28 @@ class Judge:
         if loaded.kind == "out-of-memory":
             return f"{name}: importing your file ran out of memory ({loaded.detail})"
         return f"{name}: {inert(loaded.detail) or 'the worker process ended while importing your file'}"
+
+
+def _known_exceptions() -> frozenset[str]:
+    import builtins
+
+    names = {name for name, value in vars(builtins).items()
+             if isinstance(value, type) and issubclass(value, BaseException)}
+    return frozenset(names | {"OutOfMemoryError", "AcceleratorError", "LinAlgError", "DeferredCudaCallError"})
+
+
+KNOWN_EXCEPTIONS = _known_exceptions()
+
+
+def known_exception(name: str) -> str:
+    """An exception's type as a hidden case may show it: Python's and torch's by name, the learner's own not."""
+    return name if name in KNOWN_EXCEPTIONS else "an exception of its own class"
+
+
+def _line(traceback: str) -> str:
+    """' (line 12)': where in the learner's file, from its own trimmed traceback; digits only."""
+    found = re.findall(r'line (\d{1,7}), in', traceback or "")
+    return f" (line {found[-1]})" if found else ""
 
 
 def _first_tensor_name(function: Any, inputs: Any) -> str:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import select
 import signal
+import struct
+import termios
 import threading
 import time
 
@@ -23,48 +27,65 @@ def signal_name(returncode: int | None) -> str:
 
 
 class OutputCollector(threading.Thread):
-    """Drains one pipe without ever blocking the writer; splits it into segments at a sentinel; closes it at its end.
+    """Drains one pipe without ever blocking the writer, and cuts it into one segment per case when asked.
 
-    Each segment keeps its first OUTPUT_CAP bytes and counts the rest, so a flood of output
-    costs time, never memory or a stuck worker.
+    No marker travels in the stream (the learner's code could write one of its own): a segment ends
+    when the grader, holding a case's reply, asks for it; everything written before the reply is in
+    the pipe by then, and is drained before the cut. Each segment keeps its first OUTPUT_CAP bytes and
+    counts the rest, so a flood of output costs time, never memory or a stuck worker.
     """
 
-    def __init__(self, stream, sentinel: bytes, cap: int = OUTPUT_CAP) -> None:
+    def __init__(self, stream, cap: int = OUTPUT_CAP) -> None:
         super().__init__(daemon=True)
         self._stream = stream
-        self._sentinel = sentinel
         self._cap = cap
         self._kept = bytearray()
         self._dropped = 0
         self._segments: list[tuple[bytes, int]] = []
         self._ready = threading.Condition()
+        self._wake_read, self._wake_write = os.pipe()
         self.start()
 
     def run(self) -> None:
         fd = self._stream.fileno()
-        pending = b""
-        keep = len(self._sentinel) - 1
-        while True:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
-            pending += chunk
-            while (at := pending.find(self._sentinel)) >= 0:
-                self._append(pending[:at])
-                self._close_segment()
-                pending = pending[at + len(self._sentinel):]
-            if len(pending) > keep:
-                self._append(pending[:-keep] if keep else pending)
-                pending = pending[-keep:] if keep else b""
-        self._append(pending)
-        # This thread owns the pipe and is the only one to close it, after its end: a descriptor closed
-        # under a blocked read would be reused by the next pipe, and this read would steal its bytes.
-        self._stream.close()
-        with self._ready:
-            self._ready.notify_all()
+        os.set_blocking(fd, False)
+        try:
+            while True:
+                readable = select.select([fd, self._wake_read], [], [])[0]
+                if fd in readable and not self._read(fd, 1 << 16):
+                    break
+                if self._wake_read in readable:
+                    os.read(self._wake_read, 64)
+                    # What is in the pipe now was written before the reply: drain exactly that much, then cut.
+                    waiting = _pending(fd)
+                    while waiting > 0:
+                        got = self._read(fd, min(waiting, 1 << 16))
+                        if not got:
+                            break
+                        waiting -= got
+                    self._close_segment()
+        finally:
+            # This thread owns the pipe and is the only one to close it, after its end: a descriptor closed
+            # under a blocked read would be reused by the next pipe, and this read would steal its bytes.
+            self._stream.close()
+            for wake in (self._wake_read, self._wake_write):
+                try:
+                    os.close(wake)
+                except OSError:
+                    pass
+            with self._ready:
+                self._ready.notify_all()
+
+    def _read(self, fd: int, size: int) -> int:
+        """Read once; the number of bytes (0 at the end of the stream, -1 when there was nothing yet)."""
+        try:
+            chunk = os.read(fd, size)
+        except BlockingIOError:
+            return -1
+        except OSError:
+            return 0
+        self._append(chunk)
+        return len(chunk)
 
     def _append(self, data: bytes) -> None:
         room = self._cap - len(self._kept)
@@ -74,15 +95,26 @@ class OutputCollector(threading.Thread):
 
     def _close_segment(self) -> None:
         with self._ready:
+            # At most one waiting segment: a cut nobody collected is merged into the next, never piled up.
+            if self._segments:
+                kept, dropped = self._segments.pop()
+                self._kept, self._dropped = bytearray(kept + self._kept)[:self._cap], dropped + self._dropped
             self._segments.append((bytes(self._kept), self._dropped))
             self._kept, self._dropped = bytearray(), 0
             self._ready.notify_all()
 
     def take(self, timeout: float) -> str:
-        """The next finished segment; after `timeout`, whatever has arrived so far."""
+        """Everything written since the last take, cut now; waits at most `timeout` for the cut."""
         deadline = time.monotonic() + timeout
         with self._ready:
-            while not self._segments and self.is_alive() and time.monotonic() < deadline:
+            asked = False
+            if self.is_alive():
+                try:
+                    os.write(self._wake_write, b"x")
+                    asked = True
+                except OSError:
+                    pass
+            while asked and not self._segments and self.is_alive() and time.monotonic() < deadline:
                 self._ready.wait(max(deadline - time.monotonic(), 0.001))
             if self._segments:
                 kept, dropped = self._segments.pop(0)
@@ -93,3 +125,11 @@ class OutputCollector(threading.Thread):
         if dropped:
             text += f"\n[... {dropped} more bytes not kept: output is capped at {self._cap // 1024} KiB per case]"
         return text
+
+
+def _pending(fd: int) -> int:
+    """Bytes waiting in a pipe, unread."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return 0

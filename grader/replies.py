@@ -121,7 +121,7 @@ def parse_case(body: Any, tensors: list[WireTensor], task_id: int, inputs: int) 
             and all(type(index) is int and 0 <= index < inputs for index in modified)):
         raise _fail("inputs_modified is not a list of input positions")
     reply.inputs_modified = sorted(set(modified))
-    reply.observations = _observations(body.get("observations", {}))
+    reply.observations = _observations(body.get("observations", {}), inputs)
     return reply
 
 
@@ -157,23 +157,28 @@ def _value(node: Any, tensors: list[WireTensor], used: set[int], depth: int, bud
     raise _fail("a returned value is neither a tensor, a sequence nor something named")
 
 
-OBSERVATIONS = {"materialized": list, "materialized_count": int, "peak_bytes": int, "version_changed": list,
-                "forbidden_seen": list}
+# What the in-process audit may report, each with the one type its items must have.
+OBSERVATIONS = {"materialized": (list, str), "materialized_count": (int, None), "peak_bytes": (int, None),
+                "version_changed": (list, int), "forbidden_seen": (list, str)}
 
 
-def _observations(found: Any) -> dict[str, Any]:
-    """What the in-process audit saw: an explanation only, never a verdict on its own."""
+def _observations(found: Any, inputs: int) -> dict[str, Any]:
+    """What the in-process audit saw: evidence from inside the learner's process, checked like the rest."""
     found = _mapping(found)
     clean: dict[str, Any] = {}
     for key, value in found.items():
-        kind = OBSERVATIONS.get(key)
+        kind, item = OBSERVATIONS.get(key, (None, None))
         if kind is None or type(value) is not kind:
             raise _fail(f"observation {str(key)[:40]!r} is unknown or malformed")
         if kind is int and not 0 <= value < 1 << 60:
             raise _fail(f"observation {key} is out of range")
-        if kind is list and not (len(value) <= 16 and all(isinstance(item, (str, int)) and not isinstance(item, bool)
-                                                           and len(str(item)) <= 300 for item in value)):
-            raise _fail(f"observation {key} is malformed")
+        if kind is list:
+            if len(value) > 16 or not all(type(entry) is item for entry in value):
+                raise _fail(f"observation {key} is not a short list of {item.__name__}s")
+            if item is str and any(len(entry) > 300 for entry in value):
+                raise _fail(f"observation {key} has an entry too long")
+            if key == "version_changed" and not all(0 <= entry < inputs for entry in value):
+                raise _fail("observation version_changed names an input that does not exist")
         clean[key] = value
     return clean
 

@@ -161,7 +161,10 @@ class Sandbox:
     """One sandbox: its programs share one mount view, PID and network namespace, and one set of limits."""
 
     def __init__(self, memory_bytes: int, processes: int = 256, use_cuda: bool = False, loopback: bool = False,
-                 hide: tuple[Path, ...] = (), force: tuple[str, int | None] | None = None) -> None:
+                 hide: tuple[Path, ...] = (), force: tuple[str, int | None] | None = None,
+                 apart: bool = False) -> None:
+        """`apart`: each program gets a /tmp of its own and, when the grader is root, a uid of its own, so that
+        the programs of one sandbox (the ranks of a ring) share nothing but the network."""
         self.memory_bytes = memory_bytes
         self.processes = processes
         self.use_cuda = use_cuda
@@ -174,6 +177,8 @@ class Sandbox:
             self.kind, self.user = force
         self.namespaces = self.kind != "none"
         self.folder = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
+        self.apart = apart
+        self.loopback_counted: int | None = None
         self.exposed: dict[str, Path] = {}  # folder name inside -> the host folder of copies shown there
         self.launcher: subprocess.Popen | None = None
         self.group: cgroups.Group | None = None
@@ -219,6 +224,7 @@ class Sandbox:
             "parent": os.getpid(), "status_fd": status_write, "mode": self.kind,
             "cgroups": self.group.procs_files, "user": self.user, "loopback": self.loopback,
             "root": str(self._root()), "tmp_bytes": TMP_BYTES, "rlimits": self._rlimits(),
+            "private_tmp": self.apart, "separate_users": self.apart,
             "programs": [{"argv": p.argv, "env": p.env, "cwd": p.cwd if self.namespaces else str(self.folder),
                           "fds": {str(target): source for target, source in p.fds.items()}} for p in programs],
         }
@@ -286,6 +292,8 @@ class Sandbox:
             else:
                 how = f"exit status {event.get('code')}"
             self.exits[int(event["program"])] = how
+            if isinstance(event.get("loopback"), int) and event["loopback"] >= 0:
+                self.loopback_counted = max(self.loopback_counted or 0, event["loopback"])
         elif kind == "error":
             self.error = str(event.get("message", "the sandbox could not start"))
 
@@ -332,7 +340,9 @@ class Sandbox:
     def loopback_bytes(self) -> int | None:
         """Bytes that went over the sandbox's own loopback, from the kernel's counters; None without one."""
         self.poll_status()
-        for pid in self.pids if self.namespaces else []:
+        if not self.namespaces:
+            return None
+        for pid in self.pids:
             try:
                 with open(f"/proc/{pid}/net/dev") as handle:
                     for line in handle:
@@ -341,7 +351,7 @@ class Sandbox:
                             return int(numbers.split()[0])
             except (OSError, ValueError, IndexError):
                 continue
-        return None
+        return self.loopback_counted  # every program has ended: init counted at each end
 
     def oom_killed(self) -> bool:
         return self.oom_kills() > 0
@@ -349,6 +359,12 @@ class Sandbox:
     def oom_kills(self) -> int:
         """Processes the kernel killed at the sandbox's memory limit so far."""
         return self.group.oom_kills() if self.group else 0
+
+    @property
+    def peak_counts_shared_pages(self) -> bool:
+        """Whether the peak includes pages the grader wrote and the programs mapped (processes' VmHWM does;
+        a cgroup charges them to the grader, who wrote them first)."""
+        return not (self.group and self.group.memory is not None)
 
     @property
     def memory_limited_by_kernel(self) -> bool:

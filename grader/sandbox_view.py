@@ -7,6 +7,7 @@ learner's file at /submission, and nothing of the course checkout around them.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from dataclasses import dataclass, field
@@ -75,14 +76,24 @@ def build(hide: tuple[Path, ...], exposed: dict[str, Path], use_cuda: bool) -> V
 
 
 def python_paths(hide: tuple[Path, ...]) -> list[str]:
-    """The Python installation and its import path, minus anything that would show the course itself."""
+    """The Python installation: its prefixes, its site-packages folders and where torch and NumPy live.
+
+    Nothing else on the import path is shown: a folder put there by PYTHONPATH or a test runner may be
+    a whole checkout, its solutions included. The grader package itself is bound on its own.
+    """
     venv = Path(sys.prefix).resolve()
+    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, sys.executable]
+    candidates += [entry for entry in sys.path if Path(entry).name in ("site-packages", "dist-packages")]
+    for module in ("torch", "numpy"):
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.origin:
+            candidates.append(str(Path(spec.origin).resolve().parent.parent))
     found = set()
-    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, sys.executable, *sys.path):
+    for raw in candidates:
         if not raw or not Path(raw).exists():
             continue
         path = Path(raw).resolve()
-        if path.is_file():  # the interpreter, or a zip on sys.path
+        if path.is_file():  # the interpreter
             path = path.parent
         if any(path == hidden or path in hidden.parents for hidden in hide):
             continue  # the course's folder or one above it

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import socket
 import sys
 import time
@@ -71,8 +70,7 @@ class Worker:
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         null = os.open(os.devnull, os.O_RDONLY)
-        self._sentinel = "\n\x00grader-end-" + secrets.token_hex(8) + "\x00\n"
-        config = {"learner": learner, "sentinel": self._sentinel}
+        config = {"learner": learner}
         program = Program([sys.executable, "-m", "grader.worker", json.dumps(config)], base_env(),
                           {0: null, 1: out_write, 2: err_write, 3: worker_tasks.fileno(), 4: reply_write})
         try:
@@ -84,8 +82,8 @@ class Worker:
         self._tasks.setblocking(False)
         self._replies = reply_read
         self._reader = wire.MessageReader(reply_read, LOAD_REPLY_BYTES)
-        self._stdout = OutputCollector(os.fdopen(out_read, "rb", buffering=0), self._sentinel.encode())
-        self._stderr = OutputCollector(os.fdopen(err_read, "rb", buffering=0), self._sentinel.encode())
+        self._stdout = OutputCollector(os.fdopen(out_read, "rb", buffering=0))
+        self._stderr = OutputCollector(os.fdopen(err_read, "rb", buffering=0))
         self.load_result = None
 
     def wait_ready(self, import_limit: float) -> RawResult:
@@ -142,8 +140,12 @@ class Worker:
 
     # ------------------------------------------------------------ tasks
 
-    def run(self, task: dict, fds: list[int], inputs: int, time_limit: float, reply_limit: int) -> RawResult:
-        """Send one task and wait for its checked reply, within `time_limit` CPU seconds."""
+    def run(self, task: dict, fds: list[int], inputs: int, time_limit: float, reply_limit: int,
+            shared_bytes: int = 0) -> RawResult:
+        """Send one task and wait for its checked reply, within `time_limit` CPU seconds.
+
+        `shared_bytes`: the size of the inputs handed over in shared memory, never the learner's to pay for.
+        """
         if self._reader.pending():
             # Something arrived that nobody asked for: this worker's replies can no longer be matched to tasks.
             result = self._ended(RawResult("crashed"), "the worker sent a message nobody asked for (a protocol "
@@ -172,7 +174,9 @@ class Worker:
             self.sandbox.kill()
             result = RawResult("out-of-memory", detail=f"a process of your code went over the {self.memory_limit >> 20} "
                                                        f"MiB that all of them share, and the kernel killed it")
-        result.peak_bytes = max(self.sandbox.memory_peak() - self.baseline, 0) if self.sandbox else None
+        if self.sandbox is not None:
+            shared = shared_bytes if self.sandbox.peak_counts_shared_pages else 0
+            result.peak_bytes = max(self.sandbox.memory_peak() - self.baseline - shared, 0)
         result.stdout, result.stderr = self._output()
         if result.kind in ("timed-out", "crashed", "out-of-memory") or (result.reply and result.reply.restart):
             self.stop()

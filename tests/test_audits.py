@@ -42,29 +42,43 @@ def test_reference_passes_every_audit(reference):
 
 
 def test_concatenating_fails_and_is_explained():
-    (result,) = audited_results(FIXTURES / "concatenating.py").values()
-    assert result.outcome is Outcome.FAILED and result.extra["violates"] == "materialization"
-    assert "(measured by the operating system)" in result.message
-    assert "spanning all 65537 keys" in result.message and "cat -> (65537, 4)" in result.message
+    results = audited_results(FIXTURES / "concatenating.py")
+    assert all(r.outcome is Outcome.FAILED and r.extra["violates"] == "materialization" for r in results.values())
+    # A hidden case's message holds no figure the learner's code chose: no shapes, no amounts of memory.
+    wide = results["ring-memory-stays-near-one-chunk"]
+    assert wide.message.startswith("it built tensors spanning all 65537 keys.") and "MiB" not in wide.message
 
 
-@pytest.mark.parametrize("name", ["keep_all_blocks", "numpy_full_matrix", "scores_on_dim_minus_3", "evades_the_audit"])
-def test_holding_every_score_fails_whatever_builds_it(name):
+def test_gathering_every_key_a_few_queries_at_a_time_fails():
+    """Every key in one place, the scores then made a few queries at a time: small scores, large gathering."""
+    results = audited_results(FIXTURES / "query_tiled_gathering.py")
+    narrow = results["ring-memory-never-gathers-every-key"]
+    assert narrow.outcome is Outcome.FAILED and narrow.extra["violates"] == "materialization"
+
+
+@pytest.mark.parametrize("name", ["keep_all_blocks", "numpy_full_matrix", "scores_on_dim_minus_3", "evades_the_audit",
+                                  "query_tiled_evading"])
+def test_holding_every_score_fails_whatever_builds_it(name, monkeypatch):
     """NumPy, an odd axis or a switched-off audit: the kernel counts the memory all the same."""
-    (result,) = audited_results(FIXTURES / f"{name}.py").values()
-    assert result.outcome is Outcome.FAILED, result.message
-    assert result.extra["violates"] in ("peak-memory", "materialization")
-    held = int(result.message.split("held ", 1)[1].split(" MiB")[0])
-    allowed = int(result.message.split("this case allows ", 1)[1].split(" MiB")[0])
-    assert held > 2 * allowed
+    from grader import judge
+
+    seen = []
+    original = judge.Judge._judge
+    monkeypatch.setattr(judge.Judge, "_judge", lambda self, case, *args: (
+        original(self, case, *args), seen.append(args[3].peak_bytes)))
+    results = audited_results(FIXTURES / f"{name}.py")
+    assert any(r.outcome is Outcome.FAILED and r.extra.get("violates") in ("peak-memory", "materialization")
+               for r in results.values()), {n: r.message for n, r in results.items()}
+    budgets = [2 * (127 << 20), 2 * (52 << 20)]
+    assert any(peak > budget for peak, budget in zip(seen, budgets)), seen  # far over, as the kernel counted
 
 
 def test_the_budget_leaves_room_for_honest_code(reference):
     """The budget stays far below what holding every score takes (about 512 MiB on this case)."""
     trusted = load_trusted(ring_exercise(), "submit", False)
-    (case,) = [case for case in trusted.cases if "memory" in case.audit]
-    inputs = trusted.checker.build_inputs(case.function, case.params)
-    assert trusted.checker.memory_budget(case.function, inputs) < 256 << 20
+    for case in [case for case in trusted.cases if "memory" in case.audit]:
+        inputs = trusted.checker.build_inputs(case.function, case.params)
+        assert trusted.checker.memory_budget(case.function, inputs) < 256 << 20
 
 
 def test_audited_case_needs_a_unique_prime():

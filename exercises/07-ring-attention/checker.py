@@ -281,17 +281,18 @@ def total_key_length(function: str, args: list[Any]) -> int:
 def memory_budget(function: str, args: list[Any]) -> int:
     """Memory a ring_attention call may hold at once, above torch's own, as the kernel measures it.
 
-    budget = 48 MiB                                  -- the learner's module, NumPy's import, allocator slack
-           + 2 x every input's bytes (as float64)    -- one working copy of the inputs (a cast, .contiguous())
-           + 4 x one score block of the largest chunk -- scores, weights and their temporaries, in float64
-           + 2 x each chunk's output and statistics  -- keeping those for a second pass is fine
-    The scores against every key (batch x Lq x total keys, in float64) are several times this on an
-    audited case: the full attention matrix, or every chunk's score block kept alive.
+    budget = 48 MiB                                        -- the learner's module, NumPy's import, allocator slack
+           + 2 x the query and the largest key and value chunk -- a working copy of what one step uses (a cast)
+           + 4 x one score block of the largest chunk      -- scores, weights and their temporaries, in float64
+           + 2 x each chunk's output and statistics        -- keeping those for a second pass is fine
+    Not allowed: anything that grows with the whole sequence at once, such as the scores against every key
+    (the full attention matrix, or every chunk's score block kept alive) or every key and value gathered
+    in one place: on the audited cases each is several times this budget.
     """
     query, key_chunks, value_chunks = args
     rows = query.numel() // query.shape[-1]
-    inputs = (query.numel() + sum(chunk.numel() for chunk in key_chunks)
-              + sum(chunk.numel() for chunk in value_chunks)) * 8
+    step = (query.numel() + max(chunk.numel() for chunk in key_chunks)
+            + max(chunk.numel() for chunk in value_chunks)) * 8
     block = rows * max(chunk.shape[-2] for chunk in key_chunks) * 8
     per_chunk = rows * (value_chunks[0].shape[-1] + 2) * 8
-    return (48 << 20) + 2 * inputs + 4 * block + 2 * per_chunk * len(key_chunks)
+    return (48 << 20) + 2 * step + 4 * block + 2 * per_chunk * len(key_chunks)

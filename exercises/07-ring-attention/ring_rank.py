@@ -17,7 +17,8 @@ from grader.rank import call_learner, learner_function
 
 
 def _three_tensors(result):
-    if isinstance(result, tuple) and len(result) == 3 and all(isinstance(t, torch.Tensor) for t in result):
+    # A tuple (a named one too) or a list: the same that the ordinary cases accept.
+    if isinstance(result, (tuple, list)) and len(result) == 3 and all(isinstance(t, torch.Tensor) for t in result):
         return None
     shown = type(result).__name__ + (f" of {len(result)}" if isinstance(result, (tuple, list)) else "")
     return f"returned a {shown}; expected a tuple of 3 tensors"
