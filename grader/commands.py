@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from grader.course import check_exists, find_exercise, find_root, load_course, load_course_leniently
+from grader.course import Exercise, check_exists, find_exercise, find_root, load_course, load_course_leniently
 from grader.errors import UsageError
 from grader.progress import Progress, ProgressError
 from grader.render_terminal import show
@@ -23,6 +23,24 @@ def _progress(root: Path, console: Console) -> Progress:
     progress.check()
     _say_notes(progress, console)
     return progress
+
+
+def _exercise(args: argparse.Namespace) -> Exercise:
+    """The exercise named on the command line; without a name, the course's first one not yet accepted."""
+    root = find_root()
+    if args.exercise is not None:
+        return find_exercise(root, args.exercise)
+    exercises = load_course(root)
+    if len(exercises) == 1:
+        return exercises[0]
+    progress = Progress(root)
+    try:
+        progress.check()
+        accepted = {e.name for e in exercises
+                    if (progress.exercise(e.name).get("last_submission") or {}).get("status") == "passed"}
+    except Exception:  # noqa: BLE001  (unreadable progress: the note about it is printed by the command itself)
+        accepted = set()
+    return next((e for e in exercises if e.name not in accepted), exercises[-1])
 
 
 def _say_notes(progress: Progress, console: Console) -> None:
@@ -46,7 +64,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
-    exercise = find_exercise(find_root(), args.exercise)
+    exercise = _exercise(args)
     text = check_exists(exercise.statement, "the statement").read_text(encoding="utf-8")
     console.print(Markdown(text))
     console.print(f"\n[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
@@ -70,7 +88,7 @@ def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     ring = getattr(args, "ring", None)
     if ring is not None and ring < 2:
         raise UsageError(f"--ring needs at least 2 ranks, not {ring}")
-    exercise = find_exercise(find_root(), args.exercise)
+    exercise = _exercise(args)
     file = args.file.resolve() if args.file else exercise.stub
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
     from grader.sandbox import containment
@@ -97,7 +115,7 @@ def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
 
 
 def cmd_hint(args: argparse.Namespace, console: Console) -> int:
-    exercise = find_exercise(find_root(), args.exercise)
+    exercise = _exercise(args)
     hints = exercise.hint_files()
     if not hints:
         console.print(f"{exercise.name} has no hints.")
@@ -140,7 +158,7 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_reset(args: argparse.Namespace, console: Console) -> int:
-    exercise = find_exercise(find_root(), args.exercise)
+    exercise = _exercise(args)
     starter = check_exists(exercise.starter, "the pristine starter file")
     backup = None
     if exercise.stub.exists():

@@ -69,9 +69,14 @@ def test_an_exercise_without_a_group_suite_refuses_the_option(two, capsys):
     assert code == 2 and out.strip() == "error: --ring: 02-scale has no ring suite"
 
 
-def test_two_exercises_need_a_name_and_an_ambiguous_prefix_is_refused(two, capsys):
+def test_without_a_name_the_first_exercise_not_accepted_is_the_one(two, capsys):
     code, out = run(capsys, "run", "--no-record")
-    assert code == 2 and out.startswith("error: name an exercise: the course has 2 (07-ring-attention, 02-scale)")
+    assert out.startswith("07-ring-attention:")  # the first in the course, not accepted yet
+    solution = two / "solutions/07-ring-attention/ring_attention.py"
+    code, out = run(capsys, "submit", "--file", str(solution), "--device", "cpu")
+    assert code == 0, out
+    code, out = run(capsys, "run", "--no-record")
+    assert out.startswith("02-scale:")  # 07 is accepted now: the next one
     code, out = run(capsys, "run", "0", "--no-record")
     assert code == 2 and "could be any of 07-ring-attention, 02-scale" in out
 
