@@ -239,8 +239,15 @@ def _private_tmp(config):
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    # Binds that live under /tmp (a checkout kept there, with its virtual environment) are held open
+    # now and bound again on top of the fresh /tmp, where they were.
+    kept = [(inside, os.open(inside, os.O_PATH)) for _, inside, _ in config.get("binds", [])
+            if inside.startswith("/tmp/") and os.path.exists(inside)]
     for target in ("/tmp", "/dev/shm"):
         _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={config['tmp_bytes']}")
+    for inside, fd in kept:
+        _bind(f"/proc/self/fd/{fd}", inside, read_only=True)
+        os.close(fd)
 
 
 def _close_all_but(keep):
@@ -301,13 +308,15 @@ def build_view(config):
     root = config["root"]
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here leaks back to the host
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m")
+    # The private /tmp first: a checkout (and its virtual environment) may itself live under /tmp, and its
+    # binds must land on top of the fresh tmpfs, not under it.
+    _makedirs(root + "/tmp")
+    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={config['tmp_bytes']}")
     for target, link in config.get("symlinks", []):
         _makedirs(os.path.dirname(root + link))
         os.symlink(target, root + link)
     for source, inside, recursive in config.get("binds", []):
         _bind(source, root + inside, read_only=True, recursive=recursive)
-    _makedirs(root + "/tmp")
-    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={config['tmp_bytes']}")
     _build_dev(root, config)
     _makedirs(root + "/proc")
     try:

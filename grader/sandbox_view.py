@@ -34,13 +34,14 @@ class View:
 
     def bwrap_args(self) -> list[str]:
         """The same view as bubblewrap options."""
+        # The private /tmp first, so that binds of paths under /tmp (a checkout there) land on top of it.
         args = ["--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
-                "--cap-drop", "ALL", "--clearenv", "--chdir", "/tmp"]
+                "--cap-drop", "ALL", "--clearenv", "--tmpfs", "/tmp", "--chdir", "/tmp"]
         for target, link in self.symlinks:
             args += ["--symlink", target, link]
         for source, inside, _ in self.binds:
             args += ["--ro-bind", source, inside]
-        args += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--proc", "/proc"]
+        args += ["--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc"]
         for node in self.devices:
             if node not in DEVICES and os.path.exists(node):  # --dev already made the ordinary ones
                 args += ["--dev-bind", node, node]
