@@ -18,6 +18,7 @@ from conftest import FIXTURES, REPO, own_processes, ring_checker, ring_exercise,
 from grader.cases import Case
 from grader.cli import main
 from grader.grading import grade
+from grader.render_json import report_to_json
 from grader.results import Outcome
 
 ATTACKS = FIXTURES / "attacks"
@@ -74,7 +75,7 @@ def fingerprint(*folders: Path) -> dict[str, str]:
     return found
 
 
-def graded_safely(exercise, course, path: Path, **options):
+def graded_safely(exercise, course, path: Path, may_pass: bool = False, **options):
     """Grade an attack; whatever it does, the grader returns a verdict, and leaves nothing changed or running."""
     (course / ".grader").mkdir(exist_ok=True)
     (course / ".grader" / "state.json").write_text('{"exercises": {}}\n')
@@ -83,7 +84,7 @@ def graded_safely(exercise, course, path: Path, **options):
     report = grade(exercise, path, options.pop("mode", "submit"), "cpu", time_limit=TIME_LIMIT, **options)
     assert survivors(before) == []
     assert fingerprint(course, REPO / "grader", path.parent) == before_files
-    assert report.status != "passed"
+    assert may_pass or report.status != "passed"
     return report
 
 
@@ -154,7 +155,7 @@ def test_memory_held_by_children_in_other_sessions_counts(attacked, course, tmp_
 
 
 MALFORMED = ["missing_tensor", "list_body", "bad_seconds", "deep_nesting", "huge_length", "json_flood",
-             "wrong_id", "nan_in_json"]
+             "wrong_id", "nan_in_json", "mixed_observations"]
 
 
 @pytest.mark.parametrize("mode", MALFORMED)
@@ -164,6 +165,24 @@ def test_a_malformed_reply_is_that_case_crashing(attacked, course, tmp_path, mod
     assert ring.outcome is Outcome.CRASHED
     assert "malformed reply" in ring.message or "not for the case that was sent" in ring.message
     assert by_name(report)["stats-small"].outcome is Outcome.PASSED  # in a fresh worker
+
+
+def test_hidden_inputs_never_come_out_through_names_or_shapes(attacked, course, tmp_path):
+    report = graded_safely(attacked, course, attack(tmp_path, "leaks_through_names"))
+    hidden = [result for result in report.results if result.hidden]
+    assert hidden and all("LEAK" not in result.message and "(0," not in result.message for result in hidden)
+    assert {result.message for result in hidden} <= {"raised an exception of its own class (line 11)",
+                                                       "output has the wrong shape"}
+    tests = report_to_json(report)["tests"]
+    assert any("LEAK" in json.dumps(test) for test in tests if test["suite"] == "examples")  # visible: shown
+    assert not any("LEAK" in json.dumps(test) for test in tests if test["suite"] == "hidden")
+
+
+def test_what_a_hidden_case_showed_the_worker_never_reaches_a_visible_case(attacked, course, tmp_path):
+    report = graded_safely(attacked, course, attack(tmp_path, "remembers_what_it_saw"), may_pass=True)
+    visible = "".join(result.stdout for result in report.results if not result.hidden)
+    assert "SEEN(3, 4) SEEN(3, 4)" in visible  # the visible cases' own inputs, remembered and printed
+    assert "SEEN(1024, 4)" not in visible and "SEEN(16, 8)" not in visible  # the hidden memory cases' never
 
 
 def test_a_reply_nobody_asked_for_is_a_protocol_violation(attacked, course, tmp_path):
