@@ -13,8 +13,10 @@ OUTPUT_LIMIT = 4000
 
 
 def report_to_json(report: Report) -> dict[str, Any]:
-    """A results file Gradescope accepts; `status`, `outcome`, `diagnosis` etc. are ours.
-    Every string in it is inert: a platform may show it in a terminal or a page."""
+    """A results file in Gradescope's format; everything that is the grader's own is under `extra_data`.
+
+    Every string in it is inert: a platform may show it in a terminal or a page.
+    """
     tests = [test_to_json(number, result, report.weight(result))
              for number, result in enumerate(report.results, start=1)]
     output = report.summary_line()
@@ -25,27 +27,25 @@ def report_to_json(report: Report) -> dict[str, Any]:
     return _inert_all({
         # The score is given, not left to Gradescope's sum of tests: a failed required case makes it 0.
         "score": report.score,
-        "max_score": report.max_score,
         "execution_time": round(report.seconds, 3),
         "output": _limit(output),
         "output_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
-        "status": report.status,
-        "exercise": report.exercise,
-        "mode": report.mode,
-        "file": report.file,
-        "notes": report.notes,
-        "containment": report.containment,
-        "integrity_error": report.integrity_error,
-        "counts": {"passed": report.passed, "failed": report.failed, "skipped": report.skipped,
-                   "total": len(report.results)},
+        "extra_data": {
+            "status": report.status, "max_score": report.max_score, "exercise": report.exercise,
+            "mode": report.mode, "file": report.file, "notes": report.notes, "containment": report.containment,
+            "integrity_error": report.integrity_error,
+            "required_failed": [result.name for result in report.required_failed],
+            "counts": {"passed": report.passed, "failed": report.failed, "skipped": report.skipped,
+                       "total": len(report.results)},
+        },
     })
 
 
 def test_to_json(number: int, result: CaseResult, weight: float = 1.0) -> dict[str, Any]:
-    """One case's entry; every string in it is inert."""
+    """One case's entry: Gradescope's fields, the grader's own under `extra_data`; every string in it inert."""
     lines = [f"{result.outcome.value}: {result.message}" if result.message else result.outcome.value]
     if not result.hidden:
         lines += [f"checks: {result.about}"] * bool(result.about)
@@ -69,16 +69,13 @@ def test_to_json(number: int, result: CaseResult, weight: float = 1.0) -> dict[s
         "output": _limit("\n".join(lines)),
         "output_format": "text",
         "tags": [result.suite, result.function, result.device],
-        "outcome": result.outcome.value,
-        "suite": result.suite,
-        "device": result.device,
-        "function": result.function,
-        "message": result.message,
-        "diagnosis": diagnosis,
-        "case": result.name,
-        "required": result.required,
-        # Suite-specific numbers, such as the distributed ring's per-rank table under "ring".
-        **({"extra": result.extra} if result.extra else {}),
+        "extra_data": {
+            "case": result.name, "outcome": result.outcome.value, "suite": result.suite, "device": result.device,
+            "function": result.function, "message": result.message, "diagnosis": diagnosis,
+            "required": result.required, "points": result.points,
+            # Suite-specific numbers, such as a group suite's per-rank table under "table".
+            **({"extra": result.extra} if result.extra else {}),
+        },
     })
 
 

@@ -144,7 +144,7 @@ def test_an_environment_scrubbed_daemon_dies_with_the_sandbox(attacked, course, 
     written = results.read_text()
     time.sleep(2.5)  # past the daemon's own wait
     assert code == 1 and survivors(before) == []
-    assert results.read_text() == written and json.loads(written)["status"] == "failed"
+    assert results.read_text() == written and json.loads(written)["extra_data"]["status"] == "failed"
 
 
 def test_memory_held_by_children_in_other_sessions_counts(attacked, course, tmp_path):
@@ -174,8 +174,8 @@ def test_hidden_inputs_never_come_out_through_names_or_shapes(attacked, course, 
     assert {result.message for result in hidden} <= {"raised an exception of its own class (line 11)",
                                                        "output has the wrong shape"}
     tests = report_to_json(report)["tests"]
-    assert any("LEAK" in json.dumps(test) for test in tests if test["suite"] == "examples")  # visible: shown
-    assert not any("LEAK" in json.dumps(test) for test in tests if test["suite"] == "hidden")
+    assert any("LEAK" in json.dumps(test) for test in tests if test["extra_data"]["suite"] == "examples")  # visible: shown
+    assert not any("LEAK" in json.dumps(test) for test in tests if test["extra_data"]["suite"] == "hidden")
 
 
 def test_what_a_hidden_case_showed_the_worker_never_reaches_a_visible_case(attacked, course, tmp_path):

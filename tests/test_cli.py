@@ -55,8 +55,9 @@ def test_submit_reference_is_accepted_and_recorded(course, capsys, tmp_path) -> 
     assert code == 0, out
     assert "Accepted" in out
     data = json.loads(results.read_text())
-    assert data["status"] == "passed" and data["score"] == data["max_score"] == 100.0 and len(data["tests"]) > 7
-    assert any(test["suite"] == "hidden" for test in data["tests"])
+    assert data["extra_data"]["status"] == "passed" and data["score"] == data["extra_data"]["max_score"] == 100.0
+    assert len(data["tests"]) > 7
+    assert any(test["extra_data"]["suite"] == "hidden" for test in data["tests"])
     assert list((course / ".grader" / "submissions" / "07-ring-attention").glob("*.json"))
     _, status = run(capsys, "status")
     assert "Last submission" in status and "accepted" in status
@@ -172,4 +173,4 @@ def test_cuda_cases_run_on_cuda_when_present(course, capsys, tmp_path) -> None:
                     "--no-record")
     assert code == 0, out
     tests = json.loads(results.read_text())["tests"]
-    assert tests and all(test["device"] == "cuda" and test["outcome"] == "passed" for test in tests)
+    assert tests and all(test["extra_data"]["device"] == "cuda" and test["extra_data"]["outcome"] == "passed" for test in tests)

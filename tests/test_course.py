@@ -43,7 +43,7 @@ def test_an_exercise_made_only_of_its_own_files_is_graded(two, capsys):
                     "--json", str(two / "out.json"))
     assert code == 0 and "Accepted" in out and "Score 10 of 10." in out
     data = json.loads((two / "out.json").read_text())
-    assert data["score"] == data["max_score"] == 10.0
+    assert data["score"] == data["extra_data"]["max_score"] == 10.0
     # Points per case from the YAML, scaled so that they add up to the declared maximum.
     assert [test["max_score"] for test in data["tests"]] == [1.666667, 1.666667, 3.333333, 3.333333]
 

@@ -19,8 +19,8 @@ NAMES = sorted(path.stem for path in SUBMISSIONS.glob("*.py"))
 def normalized(report) -> dict:
     """The results file without what differs between machines: timings and absolute paths."""
     data = report_to_json(report)
-    data.pop("execution_time")
-    data["containment"] = "<containment>"  # names a uid drawn at random, and depends on the machine
+    data["execution_time"] = 0.0
+    data["extra_data"]["containment"] = "<containment>"  # names a uid drawn at random, and depends on the machine
     return json.loads(json.dumps(data).replace(str(SUBMISSIONS), "<submissions>"))
 
 
@@ -34,12 +34,33 @@ def test_results_file_matches_golden(name: str, exercise) -> None:
     assert data == json.loads(golden.read_text(encoding="utf-8"))
 
 
+TOP = {"score", "execution_time", "output", "output_format", "visibility", "stdout_visibility", "extra_data", "tests",
+       "leaderboard"}
+TEST = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
+        "visibility", "extra_data"}
+FORMATS = {"text", "html", "simple_format", "md", "ansi"}
+VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
+
+
+def check_gradescope(data: dict) -> None:
+    """Gradescope's results.json: only its fields, each of its types and allowed values; ours under extra_data."""
+    assert set(data) <= TOP, set(data) - TOP
+    assert isinstance(data["score"], float) and isinstance(data["execution_time"], (int, float))
+    assert data["output_format"] in FORMATS and data["visibility"] in VISIBILITIES
+    assert data["stdout_visibility"] in VISIBILITIES and isinstance(data["extra_data"], dict)
+    for test in data["tests"]:
+        assert set(test) <= TEST, set(test) - TEST
+        assert test["status"] in ("passed", "failed") and test["visibility"] in VISIBILITIES
+        assert isinstance(test["score"], float) and isinstance(test["max_score"], float)
+        assert 0 <= test["score"] <= test["max_score"]
+        assert isinstance(test["name"], str) and isinstance(test["number"], str) and test["output_format"] in FORMATS
+        assert isinstance(test["tags"], list) and all(isinstance(tag, str) for tag in test["tags"])
+
+
 def test_gradescope_fields_present(exercise) -> None:
     data = normalized(grade(exercise, SUBMISSIONS / "wrong_no_rescale.py", "run", "cpu"))
-    assert {"score", "output", "tests", "visibility", "stdout_visibility"} <= set(data)
+    check_gradescope(data)
     for test in data["tests"]:
-        assert test["status"] in ("passed", "failed")
-        assert test["visibility"] in ("hidden", "after_due_date", "after_published", "visible")
-        assert {"name", "score", "max_score", "output", "outcome", "suite", "device", "function"} <= set(test)
+        assert {"outcome", "suite", "device", "function", "case", "diagnosis"} <= set(test["extra_data"])
     assert abs(data["score"] - sum(test["score"] for test in data["tests"])) < 1e-4
-    assert abs(data["max_score"] - sum(test["max_score"] for test in data["tests"])) < 1e-4
+    assert abs(data["extra_data"]["max_score"] - sum(test["max_score"] for test in data["tests"])) < 1e-4

@@ -173,10 +173,10 @@ def test_json_carries_no_raw_control_anywhere(tmp_path) -> None:
     assert all(RAW.search(text) is None for text in strings(data))
     assert RAW.search(json.dumps(data, ensure_ascii=False)) is None
     entry = data["tests"][1]
-    assert entry["message"] == inert(report.results[1].message)
+    assert entry["extra_data"]["message"] == inert(report.results[1].message)
     assert "\\x1b[2J" in entry["output"] and "\\u202e" in entry["output"]
-    assert data["file"] == inert(report.file)
-    assert result_to_json(2, report.results[1]) == entry
+    assert data["extra_data"]["file"] == inert(report.file)
+    assert result_to_json(2, report.results[1], report.weight(report.results[1])) == entry
     path = tmp_path / "results.json"
     write_json(report, path)
     assert json.loads(path.read_text(encoding="utf-8")) == data

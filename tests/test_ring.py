@@ -148,7 +148,7 @@ def test_ring_table_in_terminal_and_json(suite):
     out = io.StringIO()
     TerminalRenderer(make_console(file=out, width=100)).case(result)
     assert "1024 B" in out.getvalue() and "2.00 ms" in out.getvalue() and "1 communication step," in out.getvalue()
-    assert result_to_json(1, result)["extra"]["table"]["data"]["ranks"][0]["bytes_sent"] == 1024
+    assert result_to_json(1, result)["extra_data"]["extra"]["table"]["data"]["ranks"][0]["bytes_sent"] == 1024
     assert isinstance(inputs, GroupInputs)
 
 
