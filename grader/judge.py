@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from dataclasses import asdict
 from types import ModuleType
 from typing import Any
 
@@ -21,6 +24,20 @@ CRASH_HINTS = {
     "exit": " (your code ended the process: os._exit, or exit in a child you forked?)",
 }
 MEMORY_AUDIT = "memory"
+_PREPARED: dict[tuple[str, str], tuple] = {}
+
+
+def _content_key(exercise: Exercise) -> str:
+    """A hash of the exercise's code and settings and its reference: what a case's inputs and answers depend on."""
+    digest = hashlib.sha256()
+    files = sorted(path for path in exercise.directory.rglob("*.py")
+                   if path not in (exercise.stub, exercise.starter) and "__pycache__" not in path.parts)
+    for path in [*files, exercise.directory / "exercise.yaml", exercise.solution]:
+        try:
+            digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+        except OSError:
+            digest.update(str(path).encode() + b"\0missing\0")
+    return digest.hexdigest()
 
 
 class Judge:
@@ -31,16 +48,21 @@ class Judge:
         self.checker = checker
         self.learner_name = learner_name
         self.reference = reference
-        self._prepared: dict[str, Any] = {}
+        self._trusted = _content_key(exercise)
 
     def prepare(self, case: Case) -> tuple[Any, tuple, tuple | None]:
-        """Inputs, float64 expected values and (half precision) the reference's same-dtype answer."""
-        if case.name not in self._prepared:
+        """Inputs, float64 expected values and (half precision) the reference's same-dtype answer.
+
+        Kept for the life of the process under what decides them (the exercise's code, the reference, the
+        case): grading a cohort, or a catalogue, builds each case once per process, not once per file.
+        """
+        key = (self._trusted, json.dumps(asdict(case), sort_keys=True, default=str))
+        if key not in _PREPARED:
             inputs = self.checker.build_inputs(case.function, case.params)
             expected = self.checker.expected(case.function, inputs)
             baseline = self.checker.baseline(case.function, inputs, self.reference)
-            self._prepared[case.name] = (inputs, expected, baseline)
-        return self._prepared[case.name]
+            _PREPARED[key] = (inputs, expected, baseline)
+        return _PREPARED[key]
 
     def tolerance(self, case: Case) -> Tolerance:
         """The exercise's tolerance, with the case's own changes."""
