@@ -50,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the worker")
         command.add_argument("--ring", type=int, metavar="N",
                              help="then run a real ring of N >= 2 processes (torch.distributed)")
+    export = commands.add_parser("export", help="course staff: build what is handed out or uploaded")
+    export.add_argument("kind", choices=("gradescope",), help="gradescope: the autograder zip for one exercise")
+    export.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+    export.add_argument("-o", "--out", type=Path, required=True, metavar="PATH", help="where to write it")
+    autograde = commands.add_parser("autograde", help="what an exported autograder runs for each submission")
+    autograde.add_argument("--root", type=Path, default=Path("/autograder"), help="the autograder's tree")
     return parser
 
 

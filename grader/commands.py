@@ -191,3 +191,19 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(found[0] if len(found) == 1 else found, indent=2) + "\n", encoding="utf-8")
     return EXIT_OK if ok else EXIT_FAILED
+
+
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    from grader import gradescope
+
+    exercise = _exercise(args)
+    path = gradescope.export(exercise, args.out)
+    console.print(f"Wrote {escape(str(path))}: upload it as the autograder of {escape(exercise.name)} "
+                  f"(setup.sh installs Python, torch and the sandbox; run_autograder grades each submission).")
+    return EXIT_OK
+
+
+def cmd_autograde(args: argparse.Namespace, console: Console) -> int:
+    from grader import gradescope
+
+    return gradescope.autograde(args.root)

@@ -136,3 +136,27 @@ def bare(unsandboxed, monkeypatch: pytest.MonkeyPatch):
     from grader import cgroups
 
     monkeypatch.setattr(cgroups, "create", lambda memory_bytes, max_processes: cgroups.Group())
+
+
+# Gradescope's results.json, as its documentation lists the fields and their allowed values.
+TOP = {"score", "execution_time", "output", "output_format", "visibility", "stdout_visibility", "extra_data", "tests",
+       "leaderboard"}
+TEST = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
+        "visibility", "extra_data"}
+FORMATS = {"text", "html", "simple_format", "md", "ansi"}
+VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
+
+
+def check_gradescope(data: dict) -> None:
+    """Gradescope's results.json: only its fields, each of its types and allowed values; ours under extra_data."""
+    assert set(data) <= TOP, set(data) - TOP
+    assert isinstance(data["score"], float) and isinstance(data["execution_time"], (int, float))
+    assert data["output_format"] in FORMATS and data["visibility"] in VISIBILITIES
+    assert data["stdout_visibility"] in VISIBILITIES and isinstance(data["extra_data"], dict)
+    for test in data["tests"]:
+        assert set(test) <= TEST, set(test) - TEST
+        assert test["status"] in ("passed", "failed") and test["visibility"] in VISIBILITIES
+        assert isinstance(test["score"], float) and isinstance(test["max_score"], float)
+        assert 0 <= test["score"] <= test["max_score"]
+        assert isinstance(test["name"], str) and isinstance(test["number"], str) and test["output_format"] in FORMATS
+        assert isinstance(test["tags"], list) and all(isinstance(tag, str) for tag in test["tags"])

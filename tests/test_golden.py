@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SUBMISSIONS
+from conftest import SUBMISSIONS, check_gradescope
 from grader.grading import grade
 from grader.render_json import report_to_json
 
@@ -32,29 +32,6 @@ def test_results_file_matches_golden(name: str, exercise) -> None:
     if os.environ.get("UPDATE_GOLDEN"):
         golden.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     assert data == json.loads(golden.read_text(encoding="utf-8"))
-
-
-TOP = {"score", "execution_time", "output", "output_format", "visibility", "stdout_visibility", "extra_data", "tests",
-       "leaderboard"}
-TEST = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
-        "visibility", "extra_data"}
-FORMATS = {"text", "html", "simple_format", "md", "ansi"}
-VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
-
-
-def check_gradescope(data: dict) -> None:
-    """Gradescope's results.json: only its fields, each of its types and allowed values; ours under extra_data."""
-    assert set(data) <= TOP, set(data) - TOP
-    assert isinstance(data["score"], float) and isinstance(data["execution_time"], (int, float))
-    assert data["output_format"] in FORMATS and data["visibility"] in VISIBILITIES
-    assert data["stdout_visibility"] in VISIBILITIES and isinstance(data["extra_data"], dict)
-    for test in data["tests"]:
-        assert set(test) <= TEST, set(test) - TEST
-        assert test["status"] in ("passed", "failed") and test["visibility"] in VISIBILITIES
-        assert isinstance(test["score"], float) and isinstance(test["max_score"], float)
-        assert 0 <= test["score"] <= test["max_score"]
-        assert isinstance(test["name"], str) and isinstance(test["number"], str) and test["output_format"] in FORMATS
-        assert isinstance(test["tags"], list) and all(isinstance(tag, str) for tag in test["tags"])
 
 
 def test_gradescope_fields_present(exercise) -> None:
