@@ -180,6 +180,9 @@ def _one_thread() -> None:
     import torch
 
     torch.set_num_threads(1)
+    from grader import zygote
+
+    zygote.prestart()  # this pool process's own, for all its grades; it dies with the process
 
 
 def _grade_file(exercise: Exercise, path: Path, only: set[str]) -> list[CaseResult]:

@@ -81,6 +81,13 @@ def cmd_submit(args: argparse.Namespace, console: Console) -> int:
 
 
 def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
+    from grader import zygote
+
+    with zygote.held():  # started first: it imports torch on another core while this process imports it too
+        return _graded(args, console, mode)
+
+
+def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader.grading import grade
     from grader.render_json import report_to_json, write_json
     from grader.render_terminal import TerminalRenderer

@@ -64,11 +64,28 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     if group is not None and group[1] < 2:
         raise UsageError(f"--{group[0]} needs at least 2 ranks, not {group[1]}")
     on_result = on_result or (lambda result: None)
-    # The worker imports torch on another core while this process loads what it trusts.
+    # The zygote imports torch on another core while this process loads what it trusts; workers are then
+    # forked from it, torch and all, in milliseconds.
+    from grader import zygote
+
+    with zygote.held():
+        report, trusted = _graded(exercise, learner, mode, device, group, only, on_result)
+    changed = fingerprint.changed(trusted.prints, exercise)
+    if changed:
+        report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
+                                  f"{', '.join(_display(Path(path), exercise.root) for path in changed[:3])}"
+                                  f"{', ...' if len(changed) > 3 else ''}): this run proves nothing")
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _graded(exercise: Exercise, learner: Path, mode: str, device: str, group: tuple[str, int] | None,
+            only: set[str] | None, on_result: OnResult) -> tuple[Report, Trusted]:
+    """Every case of the run (and the group suite), in isolated workers: the report and what was trusted."""
     worker = Worker(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
-    worker.start()
     try:
         trusted = load_trusted(exercise, mode, group is not None)
+        worker.start()
         if only is not None:
             trusted.cases = [case for case in trusted.cases if case.name in only]
         if group is not None and group[0] not in trusted.suites:
@@ -88,13 +105,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
 
         run_group_suite(exercise, trusted.suites[group[0]], learner, group[1], device, report, on_result,
                         trusted.reference)
-    changed = fingerprint.changed(trusted.prints, exercise)
-    if changed:
-        report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
-                                  f"{', '.join(_display(Path(path), exercise.root) for path in changed[:3])}"
-                                  f"{', ...' if len(changed) > 3 else ''}): this run proves nothing")
-    report.seconds = time.monotonic() - started
-    return report
+    return report, trusted
 
 
 def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
@@ -122,7 +133,9 @@ def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[st
     expected = [(case.name, device) for device in devices for case in trusted.cases
                 if device == "cpu" or case not in audited]
     done: dict[tuple[str, str], CaseResult] = {}
-    for phase, runs in enumerate(_phases(trusted.cases, devices)):
+    phases = _phases(trusted.cases, devices)
+    judge.prefetch([case for runs in phases for case, device in runs if device == devices[0]])
+    for phase, runs in enumerate(phases):
         if phase and worker.alive:
             # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
             worker.stop()

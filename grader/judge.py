@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from dataclasses import asdict
 from types import ModuleType
 from typing import Any
@@ -25,6 +26,8 @@ CRASH_HINTS = {
 }
 MEMORY_AUDIT = "memory"
 _PREPARED: dict[tuple[str, str], tuple] = {}
+_PREPARING: dict[tuple[str, str], threading.Event] = {}
+_LOCK = threading.Lock()
 
 
 def _content_key(exercise: Exercise) -> str:
@@ -57,12 +60,39 @@ class Judge:
         case): grading a cohort, or a catalogue, builds each case once per process, not once per file.
         """
         key = (self._trusted, json.dumps(asdict(case), sort_keys=True, default=str))
-        if key not in _PREPARED:
+        with _LOCK:
+            ready = _PREPARING.setdefault(key, threading.Event())
+            mine = key not in _PREPARED and not getattr(ready, "claimed", False)
+            if mine:
+                ready.claimed = True  # this thread builds it; another asking for it waits on the event
+        if mine:
+            try:
+                inputs = self.checker.build_inputs(case.function, case.params)
+                expected = self.checker.expected(case.function, inputs)
+                baseline = self.checker.baseline(case.function, inputs, self.reference)
+                _PREPARED[key] = (inputs, expected, baseline)
+            finally:
+                ready.set()
+        ready.wait()
+        if key not in _PREPARED:  # the thread that built it failed: build it here, and raise what it raises
             inputs = self.checker.build_inputs(case.function, case.params)
-            expected = self.checker.expected(case.function, inputs)
-            baseline = self.checker.baseline(case.function, inputs, self.reference)
-            _PREPARED[key] = (inputs, expected, baseline)
+            _PREPARED[key] = (inputs, self.checker.expected(case.function, inputs),
+                              self.checker.baseline(case.function, inputs, self.reference))
         return _PREPARED[key]
+
+    def prefetch(self, cases: list[Case]) -> threading.Thread:
+        """Build the cases' inputs and answers on another core while the worker computes: in order, ahead."""
+
+        def build() -> None:
+            for case in cases:
+                try:
+                    self.prepare(case)
+                except Exception:  # noqa: BLE001  (raised again, in the grader's own thread, when the case runs)
+                    pass
+
+        thread = threading.Thread(target=build, name="grader-prefetch", daemon=True)
+        thread.start()
+        return thread
 
     def tolerance(self, case: Case) -> Tolerance:
         """The exercise's tolerance, with the case's own changes."""

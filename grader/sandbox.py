@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from grader import cgroups, proctree, sandbox_view
+from grader import cgroups, proctree, sandbox_view, zygote
 from grader.sandbox_view import GRADER_PACKAGE
 
 BOOT = Path(__file__).resolve().parent / "sandbox_boot.py"
@@ -226,19 +226,29 @@ class Sandbox:
             "root": str(self._root()), "tmp_bytes": TMP_BYTES, "rlimits": self._rlimits(),
             "private_tmp": self.apart, "separate_users": self.apart,
             "programs": [{"argv": p.argv, "env": p.env, "cwd": p.cwd if self.namespaces else str(self.folder),
-                          "fds": {str(target): source for target, source in p.fds.items()}} for p in programs],
+                          "entry": _entry(p), "fds": {str(target): source for target, source in p.fds.items()}}
+                         for p in programs],
         }
         if self.namespaces:
             view = sandbox_view.build(self.hide, self.exposed, self.use_cuda)
             config.update(view.for_boot())
             if self.kind == "bubblewrap":
                 config["bwrap"] = [shutil.which("bwrap") or "bwrap", *view.bwrap_args()]
+        forks = zygote.get() if self.kind != "bubblewrap" and all(_entry(p) for p in programs) \
+            and diagnostics is None else None
         try:
-            self.launcher = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(BOOT), json.dumps(config)], stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=diagnostics if diagnostics is not None else subprocess.DEVNULL,
-                pass_fds=tuple(passed), close_fds=True,
-                start_new_session=True)
+            self.launcher = None
+            if forks is not None:
+                # Forked from the preloaded zygote: the same sandbox, built the same way, torch already imported.
+                try:
+                    self.launcher = zygote.Child(forks.spawn(config, sorted(passed)))
+                except OSError:
+                    pass  # a fresh launcher instead, exactly as without a zygote
+            if self.launcher is None:
+                self.launcher = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(BOOT), json.dumps(config)], stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=diagnostics if diagnostics is not None else subprocess.DEVNULL,
+                    pass_fds=tuple(passed), close_fds=True, start_new_session=True)
         finally:
             os.close(status_write)
 
@@ -401,6 +411,14 @@ class Sandbox:
         if self.group is not None:
             self.group.remove()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _entry(program: Program) -> str | None:
+    """The grader entry point a program runs (`python -m grader.worker ...`), which the zygote can fork instead."""
+    if len(program.argv) >= 3 and program.argv[0] == sys.executable and program.argv[1] == "-m" \
+            and program.argv[2] in zygote.ENTRIES:
+        return program.argv[2]
+    return None
 
 
 def _kill(pid: int) -> None:

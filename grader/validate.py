@@ -53,6 +53,13 @@ class Validation:
 def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lambda line: None,
                       use_cache: bool = True) -> Validation:
     """Run every authoring check for one exercise."""
+    from grader import zygote
+
+    with zygote.held():  # every grade below forks its workers from one preloaded process
+        return _validate(exercise, progress, use_cache)
+
+
+def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bool) -> Validation:
     started = time.monotonic()
     validation = Validation(exercise.name)
     add = validation.checks.append

@@ -194,10 +194,11 @@ class MessageReader:
     Dropping a partial message instead would leave the stream mid-message, and every later one would be misread.
     """
 
-    def __init__(self, fd: int, limit: int = 1 << 20, sock: socket.socket | None = None) -> None:
+    def __init__(self, fd: int, limit: int = 1 << 20, sock: socket.socket | None = None, max_fds: int = 16) -> None:
         self.fd = fd
         self.limit = limit
         self.sock = sock
+        self.max_fds = max_fds
         self.fds: list[int] = []  # descriptors received with the messages (Unix sockets only)
         self._buffer = bytearray()
 
@@ -225,8 +226,10 @@ class MessageReader:
             want = min(count - len(self._buffer), 1 << 20)
             try:
                 if self.sock is not None:
-                    chunk, fds, _, _ = socket.recv_fds(self.sock, want, 16)
+                    chunk, fds, flags, _ = socket.recv_fds(self.sock, want, self.max_fds)
                     self.fds += fds
+                    if flags & socket.MSG_CTRUNC:
+                        raise BadMessage(f"more than {self.max_fds} descriptors came with one message")
                 else:
                     chunk = os.read(self.fd, want)
             except BlockingIOError:

@@ -23,7 +23,9 @@ if sys.platform.startswith("linux"):
 
 
 def own_processes() -> dict[int, str]:
-    """pid -> command line of every live (not zombie) descendant of this test process."""
+    """pid -> command line and (in brackets) name of every live (not zombie) descendant of this test process.
+
+    The name tells programs forked from the grader's zygote apart: their command line is the zygote's."""
     found: dict[int, str] = {}
     queue = [os.getpid()]
     while queue:
@@ -44,6 +46,8 @@ def own_processes() -> dict[int, str]:
                         state = handle.read().rsplit(b")", 1)[1].split()[0]
                     with open(f"/proc/{child}/cmdline", "rb") as handle:
                         command = handle.read().replace(b"\0", b" ").decode(errors="replace")
+                    with open(f"/proc/{child}/comm") as handle:
+                        command += f"[{handle.read().strip()}]"
                 except OSError:
                     continue
                 if state != b"Z":
