@@ -58,16 +58,21 @@ def write_submission(folder: Path, exercise: str, files: dict[str, bytes]) -> Su
                           for name, data in sorted(files.items())],
                 "content_sha256": content_hash(files), "grader_version": __version__,
                 "created": now("%Y-%m-%dT%H:%M:%S%z")}
-    path = unique_path(folder, f"{exercise}-{now()}", ".zip")
+    path = None
     try:
+        path = unique_path(folder, f"{exercise}-{now()}", ".zip")
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
             for name, data in sorted(files.items()):
                 archive.writestr(_member(name), data)
             archive.writestr(_member(MANIFEST), json.dumps(manifest, indent=2) + "\n")
         written = read_submission(path, exercise)
-    except BaseException:  # an interrupt too: no half-written archive is left to be handed in
-        with contextlib.suppress(OSError):
-            path.unlink()
+    except BaseException as error:  # an interrupt too: no half-written archive is left to be handed in
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if isinstance(error, OSError):
+            raise SubmissionError(f"{path or folder}: the archive could not be written "
+                                  f"({error.strerror or error})") from None
         raise
     if written.files != files:
         path.unlink()
