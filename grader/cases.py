@@ -142,8 +142,13 @@ def load_suites(examples: Path, hidden: list[Path], functions: tuple[str, ...], 
 
 
 def load_exercise_cases(exercise: Any, checker: Any, include_hidden: bool = True) -> list[Case]:
-    """An exercise's cases, checked by its checker (its functions, its keys, its tolerance limits)."""
+    """An exercise's cases, checked by its checker (its functions, its keys, its tolerance limits).
+
+    A learner bundle's exercise (`precomputed`) has its examples alone, served by its PrecomputedChecker.
+    """
     from grader.course import check_exists
 
+    if exercise.precomputed is not None:
+        return checker.cases()
     return load_suites(check_exists(exercise.examples, "the examples file"), exercise.hidden_files(),
                        tuple(checker.functions), checker.validate, include_hidden, checker.tolerance.override)

@@ -51,9 +51,15 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--ring", type=int, metavar="N",
                              help="then run a real ring of N >= 2 processes (torch.distributed)")
     export = commands.add_parser("export", help="course staff: build what is handed out or uploaded")
-    export.add_argument("kind", choices=("gradescope",), help="gradescope: the autograder zip for one exercise")
-    export.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
-    export.add_argument("-o", "--out", type=Path, required=True, metavar="PATH", help="where to write it")
+    kinds = export.add_subparsers(dest="kind", metavar="KIND", required=True)
+    gradescope = kinds.add_parser("gradescope", help="the autograder zip for one exercise")
+    gradescope.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+    gradescope.add_argument("-o", "--out", type=Path, required=True, metavar="PATH", help="where to write it")
+    learner = kinds.add_parser("learner", help="a bundle for learners: statements, stubs, hints, examples; no answers")
+    learner.add_argument("exercise", nargs="*", help="the exercises to include (default: every one of the course)")
+    learner.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="a new or empty folder")
+    learner.add_argument("--hand-in", metavar="TEXT",
+                         help="how learners hand in their archive, said by `grader submit` in the bundle")
     autograde = commands.add_parser("autograde", help="what an exported autograder runs for each submission")
     autograde.add_argument("--root", type=Path, default=Path("/autograder"), help="the autograder's tree")
     return parser

@@ -96,6 +96,9 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     if ring is not None and ring < 2:
         raise UsageError(f"--ring needs at least 2 ranks, not {ring}")
     exercise = _exercise(args)
+    # A learner bundle holds the examples alone: its submit runs them, then archives the file for the course.
+    archive = mode == "submit" and exercise.precomputed is not None
+    mode = "run" if archive else mode
     file = args.file.resolve() if args.file else exercise.stub
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
     from grader.sandbox import containment
@@ -118,7 +121,23 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
         if saved:
             report.notes.append(f"Submission recorded in {saved.relative_to(exercise.root)}.")
     renderer.finish(report)
+    if archive:
+        _archive(exercise, file, console)
     return EXIT_OK if report.status == "passed" else EXIT_FAILED
+
+
+def _archive(exercise: Exercise, file: Path, console: Console) -> None:
+    """Write the learner's file, under the stub's name, to a verified archive in submissions/, and say where."""
+    from grader.course import hand_in
+    from grader.submission import write_submission
+
+    try:
+        content = file.read_bytes()
+    except OSError as error:
+        raise UsageError(f"{file}: could not be read to archive it ({error.strerror or error})") from None
+    written = write_submission(exercise.root / "submissions", exercise.name, {exercise.stub.name: content})
+    console.print(f"Wrote {escape(str(written.path.relative_to(exercise.root)))} (your file and its manifest, "
+                  f"verified): {show(hand_in(exercise.root).rstrip('.'))}.")
 
 
 def cmd_hint(args: argparse.Namespace, console: Console) -> int:
@@ -201,12 +220,26 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    """`grader export KIND`: one function per kind of export."""
+    return {"gradescope": _export_gradescope, "learner": _export_learner}[args.kind](args, console)
+
+
+def _export_gradescope(args: argparse.Namespace, console: Console) -> int:
     from grader import gradescope
 
     exercise = _exercise(args)
     path = gradescope.export(exercise, args.out)
     console.print(f"Wrote {escape(str(path))}: upload it as the autograder of {escape(exercise.name)} "
                   f"(setup.sh installs Python, torch and the sandbox; run_autograder grades each submission).")
+    return EXIT_OK
+
+
+def _export_learner(args: argparse.Namespace, console: Console) -> int:
+    from grader.export_learner import export_learner
+
+    exercises = export_learner(find_root(), args.exercise, args.out, args.hand_in)
+    console.print(f"Wrote a learner bundle of {len(exercises)} exercise{'s' if len(exercises) != 1 else ''} "
+                  f"({escape(', '.join(exercise.name for exercise in exercises))}) to {escape(str(args.out))}.")
     return EXIT_OK
 
 

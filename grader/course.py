@@ -1,12 +1,15 @@
 """The course: which exercises exist, each one a folder with an exercise.yaml saying where its pieces are.
 
-    exercises/course.yaml            course: a title; exercises: a list of exercise folders
+    exercises/course.yaml            course: a title; exercises: a list of exercise folders; hand_in (a
+                                     learner bundle's): how to hand in the archive `grader submit` writes
     exercises/NAME/exercise.yaml     name, title, stub (the learner's file), limits, rules, max_score
     exercises/NAME/checker.py        the exercise's Checker (grader/checker.py)
     exercises/NAME/README.md, starter/STUB, cases/examples.yaml, cases/hidden/*.yaml
     solutions/NAME/STUB, solutions/NAME/mistakes/, solutions/NAME/variants/, hints/NAME/*.md
 
 Every path may be set in exercise.yaml (relative to the exercise's folder); the defaults are above.
+`precomputed: cases/examples.grader` (what `grader export learner` writes) grades the examples from
+that file, made by grader/precomputed.py, instead of from the checker, the case files and the reference.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from grader.yamlfile import load_yaml, require
 COURSE_FILE = Path("exercises") / "course.yaml"
 EXERCISE_FILE = "exercise.yaml"
 KNOWN_KEYS = {"name", "title", "stub", "starter", "statement", "checker", "examples", "hidden", "solution",
-              "mistakes", "variants", "hints", "time_limit", "memory_limit_mb", "max_score", "rules", "directory"}
+              "mistakes", "variants", "hints", "time_limit", "memory_limit_mb", "max_score", "rules", "directory",
+              "precomputed"}
 RULE_KEYS = {"inputs_unchanged", "forbidden"}
+HAND_IN_DEFAULT = "hand it in as your course asks"
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,7 @@ class Exercise:
     memory_limit_mb: int = 4096
     max_score: float | None = None  # None: one point per case
     rules: Rules = field(default_factory=Rules)
+    precomputed: Path | None = None  # a learner bundle's examples, stored whole: no checker, cases or reference
 
     def hint_files(self) -> list[Path]:
         """The staged hints, in the order they open."""
@@ -155,7 +161,14 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
         variants=inside("variants", f"{root}/solutions/{name}/variants"),
         hints=inside("hints", f"{root}/hints/{name}"),
         time_limit=limit, memory_limit_mb=memory, max_score=float(max_score) if max_score is not None else None,
-        rules=_rules(data.get("rules"), path))
+        rules=_rules(data.get("rules"), path),
+        precomputed=inside("precomputed", None) if data.get("precomputed") is not None else None)
+
+
+def hand_in(root: Path) -> str:
+    """How a learner bundle's submissions are handed in: the course file's `hand_in`, else a general line."""
+    path = root / COURSE_FILE
+    return require(load_yaml(path), "hand_in", str, path, HAND_IN_DEFAULT).strip() or HAND_IN_DEFAULT
 
 
 def _path(root: Path, folder: Path, value: str) -> Path:

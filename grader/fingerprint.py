@@ -12,7 +12,7 @@ GRADER_PACKAGE = Path(__file__).resolve().parent
 
 def trusted_files(exercise: Exercise, without: tuple[Path, ...] = ()) -> list[Path]:
     """The course file, the exercise's folder (but the learner's file), reference and catalogue, the grader's code."""
-    found = [exercise.root / COURSE_FILE, exercise.solution]
+    found = [exercise.root / COURSE_FILE, exercise.solution, *([exercise.precomputed] if exercise.precomputed else [])]
     # The exercise's folder holds its checker, its suites and its cases; the learner's stub is not trusted.
     folders = (exercise.directory, exercise.hidden, exercise.mistakes, exercise.variants, GRADER_PACKAGE)
     for folder in (folder for folder in folders if folder not in without):

@@ -34,7 +34,7 @@ class Trusted:
 
     checker: Checker
     cases: list[Case]
-    reference: ModuleType
+    reference: ModuleType | None  # None in a learner bundle (grader/precomputed.py)
     prints: dict[str, str]
     suites: dict = field(default_factory=dict)  # the exercise's extra suites, by option name
 
@@ -113,9 +113,14 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
     from grader import audits, compare, diagnosis, render_json  # noqa: F401  (imported now, on purpose)
 
     prints = fingerprint.take(exercise)
-    checker = load_checker(exercise.checker)
+    if exercise.precomputed is not None:
+        from grader.precomputed import load_precomputed
+
+        # A learner bundle: answers and half-precision baselines were stored by the course; no reference ships.
+        checker, reference = load_precomputed(exercise.precomputed), None
+    else:
+        checker, reference = load_checker(exercise.checker), load_reference(exercise)
     cases = load_exercise_cases(exercise, checker, include_hidden=mode == "submit")
-    reference = load_reference(exercise)
     if exercise.mistakes.is_dir():
         diagnosis.catalogue(exercise)
     suites = checker.suites() if group else {}

@@ -35,7 +35,8 @@ def _content_key(exercise: Exercise) -> str:
     digest = hashlib.sha256()
     files = sorted(path for path in exercise.directory.rglob("*.py")
                    if path not in (exercise.stub, exercise.starter) and "__pycache__" not in path.parts)
-    for path in [*files, exercise.directory / "exercise.yaml", exercise.solution]:
+    stored = [exercise.precomputed] if exercise.precomputed is not None else []  # a learner bundle's examples
+    for path in [*files, exercise.directory / "exercise.yaml", exercise.solution, *stored]:
         try:
             digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
         except OSError:
@@ -46,7 +47,7 @@ def _content_key(exercise: Exercise) -> str:
 class Judge:
     """Builds each case's inputs and expected values in this process and judges the worker's replies."""
 
-    def __init__(self, exercise: Exercise, checker: Checker, learner_name: str, reference: ModuleType) -> None:
+    def __init__(self, exercise: Exercise, checker: Checker, learner_name: str, reference: ModuleType | None) -> None:
         self.exercise = exercise
         self.checker = checker
         self.learner_name = learner_name

@@ -81,6 +81,13 @@ def encode(body: Any, tensors: list["torch.Tensor"] | tuple = ()) -> bytes:
 
 # ---------------------------------------------------------------- decoding (hostile input)
 
+def unframe(message: bytes | bytearray) -> bytes | bytearray:
+    """The payload of one whole message as `encode` made it (kept in a file, say); BadMessage if cut or padded."""
+    if len(message) < _LENGTH.size or _LENGTH.unpack_from(message, 0)[0] != len(message) - _LENGTH.size:
+        raise BadMessage("the message's length does not match its size")
+    return message[_LENGTH.size:]
+
+
 class WireTensor:
     """A tensor received from another process, with the device it says it lived on there."""
 
