@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--no-record", action="store_true", help="do not record this in .grader/")
         command.add_argument("--time-limit", type=float, metavar="SECONDS",
                              help="default per-case time limit (cases that set their own keep it)")
+        command.add_argument("--time-budget", type=float, metavar="SECONDS",
+                             help="for the whole command (default: the exercise's, 300 s): cases left then are not run")
         command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the worker")
         command.add_argument("--ring", type=int, metavar="N",
                              help="then run a real ring of N >= 2 processes (torch.distributed)")

@@ -105,7 +105,8 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment())
     report = grade(exercise, file, mode, args.device, on_result=renderer.case, time_limit=args.time_limit,
-                   memory_limit_mb=args.memory_limit_mb, group=("ring", ring) if ring is not None else None)
+                   memory_limit_mb=args.memory_limit_mb, group=("ring", ring) if ring is not None else None,
+                   time_budget=args.time_budget)
     if args.json:
         write_json(report, args.json)
     if not args.no_record:

@@ -25,7 +25,7 @@ COURSE_FILE = Path("exercises") / "course.yaml"
 EXERCISE_FILE = "exercise.yaml"
 KNOWN_KEYS = {"name", "title", "stub", "starter", "statement", "checker", "examples", "hidden", "solution",
               "mistakes", "variants", "hints", "time_limit", "memory_limit_mb", "max_score", "rules", "directory",
-              "precomputed"}
+              "precomputed", "time_budget"}
 RULE_KEYS = {"inputs_unchanged", "forbidden"}
 HAND_IN_DEFAULT = "hand it in as your course asks"
 
@@ -57,6 +57,7 @@ class Exercise:
     variants: Path
     hints: Path
     time_limit: float = 10.0
+    time_budget: float = 300.0  # the whole command's seconds (grader/budget.py): a run that never returns is cut
     memory_limit_mb: int = 4096
     max_score: float | None = None  # None: one point per case
     rules: Rules = field(default_factory=Rules)
@@ -147,10 +148,11 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
     stub = folder / get("stub")
     inside = lambda key, default: _path(root, folder, get(key, default=default))  # noqa: E731
     limit = float(get("time_limit", (int, float), 10))
+    budget = float(get("time_budget", (int, float), 300))
     memory = int(get("memory_limit_mb", int, 4096))
     max_score = get("max_score", (int, float), None)
-    if limit <= 0 or memory <= 0 or (max_score is not None and max_score <= 0):
-        raise ConfigError("time_limit, memory_limit_mb and max_score must be positive", path)
+    if limit <= 0 or budget <= 0 or memory <= 0 or (max_score is not None and max_score <= 0):
+        raise ConfigError("time_limit, time_budget, memory_limit_mb and max_score must be positive", path)
     return Exercise(
         name=name, title=get("title", default=name), root=root, directory=folder, stub=stub,
         starter=inside("starter", f"starter/{stub.name}"), statement=inside("statement", "README.md"),
@@ -160,7 +162,8 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
         mistakes=inside("mistakes", f"{root}/solutions/{name}/mistakes"),
         variants=inside("variants", f"{root}/solutions/{name}/variants"),
         hints=inside("hints", f"{root}/hints/{name}"),
-        time_limit=limit, memory_limit_mb=memory, max_score=float(max_score) if max_score is not None else None,
+        time_limit=limit, time_budget=budget, memory_limit_mb=memory,
+        max_score=float(max_score) if max_score is not None else None,
         rules=_rules(data.get("rules"), path),
         precomputed=inside("precomputed", None) if data.get("precomputed") is not None else None)
 

@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Callable
 
 from grader import fingerprint
+from grader.budget import Budget
 from grader.cases import Case, load_exercise_cases
 from grader.checker import Checker, load_checker
 from grader.course import Exercise, check_exists
@@ -42,20 +43,25 @@ class Trusted:
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
           on_result: OnResult | None = None, time_limit: float | None = None,
           memory_limit_mb: int | None = None, group: tuple[str, int] | None = None,
-          only: set[str] | None = None) -> Report:
+          only: set[str] | None = None, time_budget: float | None = None) -> Report:
     """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
 
     `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
     `memory_limit_mb` replaces the memory limit of the learner's processes. With `group` (an option
     and a world size, such as ("ring", 4)), the exercise's suite of that name follows: that many ranks
     run the learner's functions together (grader/group_run.py). With `only`, just the cases of those
-    names run (what `grader validate` has not graded before).
+    names run (what `grader validate` has not graded before). `time_budget` replaces the exercise's
+    budget for the whole command (grader/budget.py): cases left when it is used up are not run.
     """
     started = time.monotonic()
     if time_limit is not None:
         exercise = replace(exercise, time_limit=float(time_limit))
     if memory_limit_mb is not None:
         exercise = replace(exercise, memory_limit_mb=int(memory_limit_mb))
+    if time_budget is not None:
+        if time_budget <= 0:
+            raise UsageError(f"--time-budget must be a positive number of seconds, not {time_budget:g}")
+        exercise = replace(exercise, time_budget=float(time_budget))
     learner = (file or exercise.stub).resolve()
     if not learner.is_file():
         raise UsageError(f"{learner}: no such file to grade")
@@ -64,12 +70,13 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     if group is not None and group[1] < 2:
         raise UsageError(f"--{group[0]} needs at least 2 ranks, not {group[1]}")
     on_result = on_result or (lambda result: None)
+    budget = Budget(exercise.time_budget)
     # The zygote imports torch on another core while this process loads what it trusts; workers are then
     # forked from it, torch and all, in milliseconds.
     from grader import zygote
 
     with zygote.held():
-        report, trusted = _graded(exercise, learner, mode, device, group, only, on_result)
+        report, trusted = _graded(exercise, learner, mode, device, group, only, on_result, budget)
     changed = fingerprint.changed(trusted.prints, exercise)
     if changed:
         report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
@@ -80,7 +87,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
 
 
 def _graded(exercise: Exercise, learner: Path, mode: str, device: str, group: tuple[str, int] | None,
-            only: set[str] | None, on_result: OnResult) -> tuple[Report, Trusted]:
+            only: set[str] | None, on_result: OnResult, budget: Budget) -> tuple[Report, Trusted]:
     """Every case of the run (and the group suite), in isolated workers: the report and what was trusted."""
     worker = Worker(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
     try:
@@ -97,14 +104,15 @@ def _graded(exercise: Exercise, learner: Path, mode: str, device: str, group: tu
         from grader.sandbox import containment
 
         report.containment = containment()
-        _grade(exercise, learner, trusted, devices, worker, on_result, report)
+        _grade(exercise, learner, trusted, devices, worker, on_result, report, budget)
     finally:
         worker.stop()
     if group is not None and not report.load_error:
         from grader.group_run import run_group_suite
 
         run_group_suite(exercise, trusted.suites[group[0]], learner, group[1], device, report, on_result,
-                        trusted.reference)
+                        trusted.reference, budget=budget)
+    report.notes.extend(budget.notes())
     return report, trusted
 
 
@@ -132,31 +140,35 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
 
 
 def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[str], worker: Worker,
-           on_result: OnResult, report: Report) -> None:
+           on_result: OnResult, report: Report, budget: Budget) -> None:
     judge = Judge(exercise, trusted.checker, _display(learner, exercise.root), trusted.reference)
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     expected = [(case.name, device) for device in devices for case in trusted.cases
                 if device == "cpu" or case not in audited]
     done: dict[tuple[str, str], CaseResult] = {}
     phases = _phases(trusted.cases, devices)
-    judge.prefetch([case for runs in phases for case, device in runs if device == devices[0]])
+    judge.prefetch([case for runs in phases for case, device in runs if device == devices[0]],
+                   wanted=budget.worth_preparing)
     for phase, runs in enumerate(phases):
         if phase and worker.alive:
             # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
             worker.stop()
         for case, device in runs:
-            if not report.load_error and not worker.alive:
+            refusal = "" if report.load_error else budget.refusal(case)
+            if not report.load_error and not refusal and not worker.alive:
                 worker.start()
             # A file that cannot be imported is imported once: every case then gets the same error.
-            loaded = None if report.load_error else worker.wait_ready(exercise.time_limit)
+            loaded = None if report.load_error or refusal else worker.wait_ready(exercise.time_limit)
             if loaded is not None and loaded.kind != "ready":
                 report.load_error = judge.load_error(loaded)
             if report.load_error:
                 result = CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR,
                                     report.load_error.splitlines()[0], points=case.points,
                                     visibility=case.visibility, required=case.required)
+            elif refusal:
+                result = budget.not_run(case, device, refusal)
             else:
-                result = judge.run(case, device, worker)
+                result = budget.count(judge.run(case, device, worker))
             done[(case.name, device)] = result
             # Shown in the order the case files give, whatever order they ran in.
             while len(report.results) < len(expected) and expected[len(report.results)] in done:

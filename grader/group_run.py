@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from grader import replies, wire
+from grader.budget import Budget
 from grader.cases import Case
 from grader.course import Exercise
 from grader.errors import UsageError
@@ -53,8 +54,10 @@ class Rank:
 
 
 def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world: int, device: str, report: Report,
-                    on_result: Callable[[CaseResult], None], reference: Any, time_limit: float | None = None) -> None:
-    """Run every case of `suite` for `world` ranks after the ordinary cases; results go into `report`."""
+                    on_result: Callable[[CaseResult], None], reference: Any, time_limit: float | None = None,
+                    budget: Budget | None = None) -> None:
+    """Run every case of `suite` for `world` ranks after the ordinary cases; results go into `report`.
+    With a `budget`, cases are not run once the suite has timed out a few times or the budget is used up."""
     if world < 2:
         raise UsageError(f"--{suite.option} needs at least 2 ranks, not {world}")
     use_cuda = False
@@ -65,8 +68,13 @@ def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world:
         if not use_cuda:
             report.notes.append(f"The {suite.option} suite ran on the CPU with gloo: fewer than {world} CUDA "
                                 f"devices are present.")
+    budget = budget or Budget(None)
     for case in suite.cases(world):
-        result = run_case(exercise, suite, learner, case, use_cuda, reference, time_limit)
+        refusal = budget.refusal(case)
+        if refusal:
+            result = budget.not_run(case, "cuda" if use_cuda else "cpu", refusal)
+        else:
+            result = budget.count(run_case(exercise, suite, learner, case, use_cuda, reference, time_limit))
         report.results.append(result)
         on_result(result)
 

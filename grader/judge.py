@@ -8,7 +8,7 @@ import re
 import threading
 from dataclasses import asdict
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 from grader import shared_inputs
 from grader.cases import Case
@@ -81,11 +81,14 @@ class Judge:
                               self.checker.baseline(case.function, inputs, self.reference))
         return _PREPARED[key]
 
-    def prefetch(self, cases: list[Case]) -> threading.Thread:
-        """Build the cases' inputs and answers on another core while the worker computes: in order, ahead."""
+    def prefetch(self, cases: list[Case], wanted: Callable[[Case], bool] = lambda case: True) -> threading.Thread:
+        """Build the cases' inputs and answers on another core while the worker computes: in order, ahead,
+        skipping those no longer `wanted` when their turn comes (a function given up on, grader/budget.py)."""
 
         def build() -> None:
             for case in cases:
+                if not wanted(case):
+                    continue
                 try:
                     self.prepare(case)
                 except Exception:  # noqa: BLE001  (raised again, in the grader's own thread, when the case runs)
