@@ -83,6 +83,9 @@ def cmd_submit(args: argparse.Namespace, console: Console) -> int:
 def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader import zygote
 
+    from grader.sandbox import probe_soon
+
+    probe_soon()  # what confines learner code here, found while torch is imported
     with zygote.held():  # started first: it imports torch on another core while this process imports it too
         return _graded(args, console, mode)
 
@@ -103,7 +106,7 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
     from grader.sandbox import containment
 
-    renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment())
+    renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
     report = grade(exercise, file, mode, args.device, on_result=renderer.case, time_limit=args.time_limit,
                    memory_limit_mb=args.memory_limit_mb, group=("ring", ring) if ring is not None else None,
                    time_budget=args.time_budget)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Callable
 
 from rich.console import Console
 from rich.markup import escape
@@ -43,17 +44,19 @@ class TerminalRenderer:
         self.console = console
         self.stub_hint = stub_hint
         self._header = ""
+        self._containment: str | Callable[[], str] = ""
 
-    def header(self, exercise: str, mode: str, file: str, containment: str = "") -> None:
-        # Printed with the first result, so that an error before any case stays one line.
+    def header(self, exercise: str, mode: str, file: str, containment: str | Callable[[], str] = "") -> None:
+        # Printed with the first result, so that an error before any case stays one line; `containment`
+        # may be a function, asked then, so that the sandbox's probe need not finish before grading starts.
         what = "examples" if mode == "run" else "every test, hidden ones included"
         self._header = f"[heading]{show(exercise)}[/]: {show(file)} on {what}"
-        if containment:
-            self._header += f"\n[muted]{show(containment)}[/]"
+        self._containment = containment
 
     def _print_header(self) -> None:
         if self._header:
-            self.console.print(self._header)
+            containment = self._containment() if callable(self._containment) else self._containment
+            self.console.print(self._header + (f"\n[muted]{show(containment)}[/]" if containment else ""))
             self._header = ""
 
     def case(self, result: CaseResult) -> None:

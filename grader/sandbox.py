@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from functools import cache
@@ -62,9 +63,30 @@ class Support:
         return self.kind != "none"
 
 
-@cache
+_PROBING = threading.Lock()
+
+
 def support() -> Support:
-    """Probe once: which sandbox starts a Python here (bubblewrap first, where installed), and as which user?"""
+    """What this machine allows, probed once per process however many threads ask at once."""
+    with _PROBING:
+        return _support()
+
+
+def probe_soon() -> None:
+    """Start the probe on a thread: it waits on a sandboxed Python, while this process imports torch."""
+
+    def probe() -> None:
+        try:
+            support()
+        except Exception:  # noqa: BLE001  (asked again where it is needed, and reported there)
+            pass
+
+    threading.Thread(target=probe, name="grader-probe", daemon=True).start()
+
+
+@cache
+def _support() -> Support:
+    """Probe: which sandbox starts a Python here (bubblewrap first, where installed), and as which user?"""
     user = _sandbox_user() if os.geteuid() == 0 else None
     setting = os.environ.get(SETTING, "auto")
     if setting not in ("auto", "off", *KINDS):
@@ -86,6 +108,9 @@ def support() -> Support:
     if user is not None and _probe("none", user) is not None:
         user = None
     return Support("none", user, "; ".join(reasons))
+
+
+support.cache_clear = _support.cache_clear  # type: ignore[attr-defined]  (tests probe again)
 
 
 def _sandbox_user() -> int:
