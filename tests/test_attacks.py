@@ -66,11 +66,12 @@ def attack(tmp_path: Path, name: str, **constants: str) -> Path:
 
 
 def fingerprint(*folders: Path) -> dict[str, str]:
-    """Every file under the folders (the .grader state included), by content."""
+    """Every file under the folders (the .grader state included), by content; not the answers the grader
+    itself keeps in .grader/cache (learner code sees that folder read-only, as the tampering attacks show)."""
     found = {}
     for folder in folders:
         for path in sorted(folder.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
+            if path.is_file() and "__pycache__" not in path.parts and "cache" not in path.relative_to(folder).parts:
                 found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
 
