@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from grader.course import Exercise, check_exists, find_exercise, find_root, load_course, load_course_leniently
+from grader.course import (Exercise, check_exists, find_exercise, find_root, learner_file, load_course,
+                           load_course_leniently)
 from grader.errors import UsageError
 from grader.progress import Progress, ProgressError
 from grader.render_terminal import show
@@ -102,7 +103,7 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     # A learner bundle holds the examples alone: its submit runs them, then archives the file for the course.
     archive = mode == "submit" and exercise.precomputed is not None
     mode = "run" if archive else mode
-    file = args.file.resolve() if args.file else exercise.stub
+    file = learner_file(args.file) if args.file else exercise.stub  # a README or a folder: one line, not a run
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
     from grader.sandbox import containment
 
