@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the worker")
         command.add_argument("--ring", type=int, metavar="N",
                              help="then run a real ring of N >= 2 processes (torch.distributed)")
+    _add_history_commands(commands)
     export = commands.add_parser("export", help="course staff: build what is handed out or uploaded")
     kinds = export.add_subparsers(dest="kind", metavar="KIND", required=True)
     gradescope = kinds.add_parser("gradescope", help="the autograder zip for one exercise")
@@ -65,6 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     autograde = commands.add_parser("autograde", help="what an exported autograder runs for each submission")
     autograde.add_argument("--root", type=Path, default=Path("/autograder"), help="the autograder's tree")
     return parser
+
+
+def _add_history_commands(commands: Any) -> None:
+    """`history` and `restore`: every submission and every replaced file is kept in .grader/ and can come back."""
+    history = commands.add_parser("history", help="your submissions and backups, numbered")
+    history.add_argument("exercise", nargs="?", help="exercise name (default: every exercise)")
+    restore = commands.add_parser("restore", help="put a submission or a backup back in your file (backed up first)")
+    restore.add_argument("which", metavar="N", help="a submission's number (3) or a backup (backup-2)")
+    restore.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,41 @@
+"""The learner's tools around grading: `history`, `restore`, `repro` and `watch`, each calling one library function."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from grader.course import find_exercise, find_root, load_course
+from grader.text import inert
+
+EXIT_OK = 0
+
+
+def cmd_history(args: argparse.Namespace, console: Console) -> int:
+    from grader import history
+    from grader.commands import _progress
+
+    root = find_root()
+    exercises = [find_exercise(root, args.exercise)] if args.exercise else load_course(root)
+    progress = _progress(root, console)
+    listed = False
+    for exercise in exercises:
+        found = history.items(exercise, progress)
+        listed = listed or bool(found)
+        # File names and times are read back from .grader/state.json, which anyone can edit: shown inert.
+        for line in history.render(exercise, found):
+            console.print(inert(line), markup=False, highlight=False)
+    if listed:
+        console.print(history.HOW_TO_RESTORE, style="muted", markup=False, highlight=False)
+    return EXIT_OK
+
+
+def cmd_restore(args: argparse.Namespace, console: Console) -> int:
+    from grader import history
+    from grader.commands import _exercise, _progress
+
+    exercise = _exercise(args)
+    line = history.restore(exercise, args.which, _progress(exercise.root, console))
+    console.print(inert(line), markup=False, highlight=False)
+    return EXIT_OK
