@@ -52,7 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the worker")
         command.add_argument("--ring", type=int, metavar="N",
                              help="then run a real ring of N >= 2 processes (torch.distributed)")
+        if name == "run":
+            command.add_argument("-k", dest="pattern", metavar="PATTERN",
+                                 help="only the examples whose name contains PATTERN (or matches it: 'ring-*')")
     _add_history_commands(commands)
+    repro = commands.add_parser("repro", help="write a script that calls your function on one example's inputs")
+    repro.add_argument("case", help="the example's name, as grader run shows it")
+    repro.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+    repro.add_argument("--file", type=Path, help="call the functions of this file instead of the exercise's stub")
     export = commands.add_parser("export", help="course staff: build what is handed out or uploaded")
     kinds = export.add_subparsers(dest="kind", metavar="KIND", required=True)
     gradescope = kinds.add_parser("gradescope", help="the autograder zip for one exercise")

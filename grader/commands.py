@@ -92,6 +92,7 @@ def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
 
 
 def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
+    from grader.examples import select
     from grader.grading import grade
     from grader.render_json import report_to_json, write_json
     from grader.render_terminal import TerminalRenderer
@@ -110,9 +111,12 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader.sandbox import containment
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
+    only = select(exercise, args.pattern) if getattr(args, "pattern", None) else None  # run -k
     report = grade(exercise, file, mode, args.device, on_result=renderer.case, time_limit=args.time_limit,
                    memory_limit_mb=args.memory_limit_mb, group=("ring", ring) if ring is not None else None,
-                   time_budget=args.time_budget)
+                   time_budget=args.time_budget, only=only)
+    if only is not None:
+        report.notes.append(f"Only the examples matching -k {args.pattern!r} ran ({len(only)}).")
     if args.json:
         write_json(report, args.json)
     if not args.no_record:
@@ -263,4 +267,4 @@ def cmd_autograde(args: argparse.Namespace, console: Console) -> int:
 
 
 # The learner's tools around grading live in a module of their own; dispatched by name from here.
-from grader.learner_commands import cmd_history, cmd_restore  # noqa: E402,F401
+from grader.learner_commands import cmd_history, cmd_repro, cmd_restore  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""The learner's tools around grading: `history`, `restore`, `repro` and `watch`, each calling one library function."""
+"""The learner's tools around grading: `history`, `restore` and `repro`, each calling one library function."""
 
 from __future__ import annotations
 
@@ -39,3 +39,17 @@ def cmd_restore(args: argparse.Namespace, console: Console) -> int:
     line = history.restore(exercise, args.which, _progress(exercise.root, console))
     console.print(inert(line), markup=False, highlight=False)
     return EXIT_OK
+
+
+def cmd_repro(args: argparse.Namespace, console: Console) -> int:
+    from grader import repro
+    from grader.commands import _exercise
+    from grader.course import learner_file
+
+    exercise = _exercise(args)
+    script, data = repro.write(exercise, args.case, learner_file(args.file or exercise.stub))
+    shown = script.relative_to(exercise.root)
+    console.print(inert(f"Wrote {shown}, with the example's inputs in {data.name}: python -i {shown} runs your "
+                        f"function on them (python -m pdb {shown} steps into it)."), markup=False, highlight=False)
+    return EXIT_OK
+
