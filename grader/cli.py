@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--fresh", action="store_true",
                                  help="grade everything again instead of reusing remembered verdicts")
     for name, text in (("run", "check your code against the examples"),
-                       ("submit", "run every test, hidden ones included")):
+                       ("submit", "run every test, hidden ones included"),
+                       ("watch", "run the examples again each time your file is saved (Ctrl-C stops)")):
         command = commands.add_parser(name, help=text)
         command.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
         command.add_argument("--file", type=Path, help="grade this file instead of the exercise's stub")
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the worker")
         command.add_argument("--ring", type=int, metavar="N",
                              help="then run a real ring of N >= 2 processes (torch.distributed)")
-        if name == "run":
+        if name in ("run", "watch"):
             command.add_argument("-k", dest="pattern", metavar="PATTERN",
                                  help="only the examples whose name contains PATTERN (or matches it: 'ring-*')")
     _add_history_commands(commands)

@@ -267,4 +267,4 @@ def cmd_autograde(args: argparse.Namespace, console: Console) -> int:
 
 
 # The learner's tools around grading live in a module of their own; dispatched by name from here.
-from grader.learner_commands import cmd_history, cmd_repro, cmd_restore  # noqa: E402,F401
+from grader.learner_commands import cmd_history, cmd_repro, cmd_restore, cmd_watch  # noqa: E402,F401

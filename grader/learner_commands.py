@@ -1,4 +1,4 @@
-"""The learner's tools around grading: `history`, `restore` and `repro`, each calling one library function."""
+"""The learner's tools around grading: `history`, `restore`, `repro` and `watch`, each calling one library function."""
 
 from __future__ import annotations
 
@@ -53,3 +53,33 @@ def cmd_repro(args: argparse.Namespace, console: Console) -> int:
                         f"function on them (python -m pdb {shown} steps into it)."), markup=False, highlight=False)
     return EXIT_OK
 
+
+def cmd_watch(args: argparse.Namespace, console: Console) -> int:
+    from grader import watch, zygote
+    from grader.commands import _exercise, _graded
+    from grader.course import learner_file
+
+    watch.require()  # before anything starts
+    exercise = _exercise(args)
+    args.exercise = exercise.name  # the same exercise all along, whatever a submission elsewhere accepts
+    file = learner_file(args.file or exercise.stub)
+    shown = str(args.file) if args.file else str(exercise.stub.relative_to(exercise.root))
+
+    runs = 0
+
+    def clear() -> None:
+        nonlocal runs
+        if console.is_terminal:
+            console.clear()
+        elif runs:  # a log or a pipe keeps every run, a blank line apart
+            console.print()
+        runs += 1
+
+    def say(line: str) -> None:
+        console.print(inert(line), markup=False, highlight=False)
+
+    # One zygote for every run: torch is imported once, not on each save. It holds nothing of the course,
+    # and it stops, with every sandbox it started, when the watch ends.
+    with zygote.held():
+        watch.watch(file, shown, lambda: _graded(args, console, "run"), clear, say)
+    return EXIT_OK  # not reached: only a signal ends a watch, and grader/cli.py turns it into 130 or 143

@@ -123,10 +123,10 @@ def test_missing_file_is_a_usage_error(course, capsys) -> None:
     ("exercises", "exercises is a folder, not a Python file to grade"),
     ("missing.py", "missing.py: no such file to grade"),
 ])
-@pytest.mark.parametrize("command", ["run", "submit"])
+@pytest.mark.parametrize("command", [["run"], ["submit"], ["watch"], ["repro", "stats-tiny-by-hand"]])
 def test_a_file_that_is_not_a_python_module_is_a_usage_error(course, capsys, command, given, words) -> None:
     (course / "notes.txt").write_text("def attention_chunk_stats(): pass\n")
-    code, out = run(capsys, command, "--file", given)
+    code, out = run(capsys, *command, "--file", given)
     assert code == 2
     lines = out.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], out
