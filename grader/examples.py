@@ -12,9 +12,18 @@ from grader.errors import UsageError
 GLOB = "*?["
 
 
+def examples_checker(exercise: Exercise) -> Checker:
+    """The checker that builds the examples: the exercise's own, or in a learner bundle the stored examples."""
+    if exercise.precomputed is not None:
+        from grader.precomputed import load_precomputed
+
+        return load_precomputed(exercise.precomputed)
+    return load_checker(exercise.checker)
+
+
 def visible(exercise: Exercise, checker: Checker | None = None) -> list[Case]:
     """The examples, checked as grading checks them; the hidden suite's files are not even opened."""
-    return load_exercise_cases(exercise, checker or load_checker(exercise.checker), include_hidden=False)
+    return load_exercise_cases(exercise, checker or examples_checker(exercise), include_hidden=False)
 
 
 def matches(name: str, pattern: str) -> bool:

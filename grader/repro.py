@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 from grader import examples
-from grader.checker import load_checker
 from grader.course import Exercise
 from grader.progress import STATE_DIR, ProgressError
 from grader.text import inert
@@ -66,10 +65,12 @@ def write(exercise: Exercise, name: str, learner: Path) -> tuple[Path, Path]:
     from grader.grading import load_reference
     from grader.judge import Judge, _laid_out
 
-    checker = load_checker(exercise.checker)
+    checker = examples.examples_checker(exercise)
     case = examples.find(exercise, name, checker)
     # The judge's own preparation: the same inputs, in the same layout, that grading hands the learner's function.
-    inputs, expected, _ = Judge(exercise, checker, learner.name, load_reference(exercise)).prepare(case)
+    # A learner bundle ships no reference: its stored examples need none.
+    reference = None if exercise.precomputed is not None else load_reference(exercise)
+    inputs, expected, _ = Judge(exercise, checker, learner.name, reference).prepare(case)
     function = checker.functions[case.function]
     folder = exercise.root / STATE_DIR / "repro"
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", case.name).lstrip(".") or "case"
