@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--fresh", action="store_true",
                                  help="grade everything again instead of reusing remembered verdicts")
     for name, text in (("run", "check your code against the examples"),
-                       ("submit", "run every test, hidden ones included")):
+                       ("submit", "run every test, hidden ones included"),
+                       ("watch", "run the examples again each time your file is saved (Ctrl-C stops)")):
         command = commands.add_parser(name, help=text)
         command.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
         command.add_argument("--file", type=Path, help="grade this file instead of the exercise's stub")
@@ -52,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the worker")
         command.add_argument("--ring", type=int, metavar="N",
                              help="then run a real ring of N >= 2 processes (torch.distributed)")
+        if name in ("run", "watch"):
+            command.add_argument("-k", dest="pattern", metavar="PATTERN",
+                                 help="only the examples whose name contains PATTERN (or matches it: 'ring-*')")
+    _add_history_commands(commands)
+    repro = commands.add_parser("repro", help="write a script that calls your function on one example's inputs")
+    repro.add_argument("case", help="the example's name, as grader run shows it")
+    repro.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+    repro.add_argument("--file", type=Path, help="call the functions of this file instead of the exercise's stub")
     export = commands.add_parser("export", help="course staff: build what is handed out or uploaded")
     kinds = export.add_subparsers(dest="kind", metavar="KIND", required=True)
     gradescope = kinds.add_parser("gradescope", help="the autograder zip for one exercise")
@@ -65,6 +74,15 @@ def build_parser() -> argparse.ArgumentParser:
     autograde = commands.add_parser("autograde", help="what an exported autograder runs for each submission")
     autograde.add_argument("--root", type=Path, default=Path("/autograder"), help="the autograder's tree")
     return parser
+
+
+def _add_history_commands(commands: Any) -> None:
+    """`history` and `restore`: every submission and every replaced file is kept in .grader/ and can come back."""
+    history = commands.add_parser("history", help="your submissions and backups, numbered")
+    history.add_argument("exercise", nargs="?", help="exercise name (default: every exercise)")
+    restore = commands.add_parser("restore", help="put a submission or a backup back in your file (backed up first)")
+    restore.add_argument("which", metavar="N", help="a submission's number (3) or a backup (backup-2)")
+    restore.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,9 +9,10 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from grader.course import Exercise, check_exists, find_exercise, find_root, load_course, load_course_leniently
+from grader.course import (Exercise, check_exists, find_exercise, find_root, learner_file, load_course,
+                           load_course_leniently)
 from grader.errors import UsageError
-from grader.progress import Progress, ProgressError
+from grader.progress import Progress, ProgressError, accepted, snapshot
 from grader.render_terminal import show
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -36,11 +37,10 @@ def _exercise(args: argparse.Namespace) -> Exercise:
     progress = Progress(root)
     try:
         progress.check()
-        accepted = {e.name for e in exercises
-                    if (progress.exercise(e.name).get("last_submission") or {}).get("status") == "passed"}
+        done = {e.name for e in exercises if accepted(progress.exercise(e.name))}
     except Exception:  # noqa: BLE001  (unreadable progress: the note about it is printed by the command itself)
-        accepted = set()
-    return next((e for e in exercises if e.name not in accepted), exercises[-1])
+        done = set()
+    return next((e for e in exercises if e.name not in done), exercises[-1])
 
 
 def _say_notes(progress: Progress, console: Console) -> None:
@@ -51,12 +51,13 @@ def _say_notes(progress: Progress, console: Console) -> None:
 
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
+    from grader.history import standing
+
     root = find_root()
     progress = _progress(root, console)
     exercises, broken = load_course_leniently(root)
     for exercise in exercises:
-        last = progress.exercise(exercise.name).get("last_submission")
-        state = "accepted" if last and last["status"] == "passed" else ("submitted" if last else "not submitted")
+        state = standing(progress.exercise(exercise.name))
         console.print(f"{escape(exercise.name):<24} {escape(exercise.title)} [muted]({state})[/]")
     for folder, error in broken.items():
         console.print(f"{escape(folder):<24} [error]cannot be loaded:[/] {escape(str(error))}")
@@ -91,6 +92,7 @@ def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
 
 
 def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
+    from grader.examples import select
     from grader.grading import grade
     from grader.render_json import report_to_json, write_json
     from grader.render_terminal import TerminalRenderer
@@ -102,20 +104,25 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     # A learner bundle holds the examples alone: its submit runs them, then archives the file for the course.
     archive = mode == "submit" and exercise.precomputed is not None
     mode = "run" if archive else mode
-    file = args.file.resolve() if args.file else exercise.stub
+    file = learner_file(args.file) if args.file else exercise.stub  # a README or a folder: one line, not a run
+    # What is kept with a submission is what was graded: read now, before the learner can save again.
+    source = snapshot(file) if mode == "submit" and not args.no_record else None
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
     from grader.sandbox import containment
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
+    only = select(exercise, args.pattern) if getattr(args, "pattern", None) else None  # run -k
     report = grade(exercise, file, mode, args.device, on_result=renderer.case, time_limit=args.time_limit,
                    memory_limit_mb=args.memory_limit_mb, group=("ring", ring) if ring is not None else None,
-                   time_budget=args.time_budget)
+                   time_budget=args.time_budget, only=only)
+    if only is not None:
+        report.notes.append(f"Only the examples matching -k {args.pattern!r} ran ({len(only)}).")
     if args.json:
         write_json(report, args.json)
     if not args.no_record:
         progress = Progress(exercise.root)
         try:
-            saved = progress.record(report, report_to_json(report))
+            saved = progress.record(report, report_to_json(report), source, file.suffix)
         except ProgressError as error:
             # The grading itself went fine: show it, and say in one line what was not kept.
             saved = None
@@ -123,7 +130,8 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
         # Printed with the report's notes, so that the count line stays the last line.
         report.notes.extend(progress.notes)
         if saved:
-            report.notes.append(f"Submission recorded in {saved.relative_to(exercise.root)}.")
+            report.notes.append(f"Submission {saved.number} recorded in "
+                                f"{saved.results.parent.relative_to(exercise.root)}/ (grader history lists them).")
     renderer.finish(report)
     if archive:
         _archive(exercise, file, console)
@@ -166,6 +174,8 @@ def cmd_hint(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
+    from grader.history import acceptance_line
+
     root = find_root()
     exercises = [find_exercise(root, args.exercise)] if args.exercise else load_course(root)
     progress = _progress(root, console)
@@ -176,6 +186,8 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
             console.print("No results yet")
             console.print("Run your code to check it against the examples (grader run), "
                           "or submit to run every test (grader submit).")
+        if acceptance_line(state):
+            console.print(show(acceptance_line(state)))
         for key, label in (("last_run", "Last run"), ("last_submission", "Last submission")):
             entry = state.get(key)
             if entry:
@@ -199,7 +211,8 @@ def cmd_reset(args: argparse.Namespace, console: Console) -> int:
     exercise.stub.write_bytes(starter.read_bytes())
     console.print(f"Restored {exercise.stub.relative_to(exercise.root)} to the original stub.")
     if backup:
-        console.print(f"Your previous file is kept in {backup.relative_to(exercise.root)}.")
+        console.print(f"Your previous file is kept in {backup.source.relative_to(exercise.root)} "
+                      f"(grader restore backup-{backup.number} brings it back).")
     return EXIT_OK
 
 
@@ -251,3 +264,7 @@ def cmd_autograde(args: argparse.Namespace, console: Console) -> int:
     from grader import gradescope
 
     return gradescope.autograde(args.root)
+
+
+# The learner's tools around grading live in a module of their own; dispatched by name from here.
+from grader.learner_commands import cmd_history, cmd_repro, cmd_restore, cmd_watch  # noqa: E402,F401

@@ -218,6 +218,20 @@ def find_exercise(root: Path, name: str | None) -> Exercise:
     raise UsageError(f"no exercise called {name!r}; the course has: {names}")
 
 
+def learner_file(path: Path) -> Path:
+    """`path` resolved, if it is a Python file that can be graded; else a usage error, before any grading starts.
+
+    The worker would otherwise report a README or a folder as the learner's own import failure."""
+    resolved = path.resolve()
+    if resolved.is_dir():
+        raise UsageError(f"{path} is a folder, not a Python file to grade")
+    if not resolved.is_file():
+        raise UsageError(f"{path}: no such file to grade")
+    if resolved.suffix != ".py":
+        raise UsageError(f"{path} is not a Python file (.py) to grade")
+    return resolved
+
+
 def check_exists(path: Path, what: str) -> Path:
     """Return `path`, or fail with a line naming what is missing."""
     if not path.exists():

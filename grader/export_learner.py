@@ -56,7 +56,9 @@ its examples: each reads "not attempted" until you write the functions. Then
 | command | what it does |
 | --- | --- |
 | `grader show [EX]` | the statement |
-| `grader run [EX]` | your file against the examples, with full detail on each failure |
+| `grader run [EX]` | your file against the examples, with full detail on each failure; `-k PATTERN` runs only the examples whose name contains it |
+| `grader watch [EX]` | runs the examples, then again each time you save your file; Ctrl-C stops it |
+| `grader repro CASE [EX]` | writes `.grader/repro/CASE.py`: a script calling your function on that example's inputs, for `python -i` or `python -m pdb` (it runs your code as it is, outside the sandbox) |
 | `grader hint [EX]` | the hints opened so far, plus the next one; each gives away more than the last |
 | `grader status [EX]`, `grader list` | your last run and the hints opened; the exercises |
 | `grader reset [EX]` | restores the stub; your file is backed up in `.grader/backups/` first |

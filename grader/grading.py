@@ -19,7 +19,7 @@ from grader import fingerprint
 from grader.budget import Budget
 from grader.cases import Case, load_exercise_cases
 from grader.checker import Checker, load_checker
-from grader.course import Exercise, check_exists
+from grader.course import Exercise, check_exists, learner_file
 from grader.errors import UsageError
 from grader.judge import MEMORY_AUDIT, Judge
 from grader.results import CaseResult, Outcome, Report
@@ -62,9 +62,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
         if time_budget <= 0:
             raise UsageError(f"--time-budget must be a positive number of seconds, not {time_budget:g}")
         exercise = replace(exercise, time_budget=float(time_budget))
-    learner = (file or exercise.stub).resolve()
-    if not learner.is_file():
-        raise UsageError(f"{learner}: no such file to grade")
+    learner = learner_file(file or exercise.stub)
     if device not in DEVICES:
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
     if group is not None and group[1] < 2:

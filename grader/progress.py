@@ -1,4 +1,4 @@
-"""Learner progress in .grader/ at the repository root: hints opened, last run, submissions."""
+"""Learner progress in .grader/ at the repository root: hints opened, last run, submissions, backups."""
 
 from __future__ import annotations
 
@@ -8,15 +8,16 @@ import json
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from grader.errors import GraderError
 from grader.results import Report
+from grader.state_shape import shape_problem
 
 STATE_DIR = ".grader"
-# What `record` writes for a run or a submission; `status` and `list` read these fields.
-SUMMARY_FIELDS = {"when": str, "file": str, "status": str, "passed": int, "failed": int, "total": int}
+ISO = "%Y-%m-%dT%H:%M:%S"
 
 
 class ProgressError(GraderError):
@@ -46,25 +47,26 @@ def _reason(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def _shape_problem(data: Any) -> str | None:
-    """Why `data` is not a state this grader wrote, or None when it is."""
-    if not isinstance(data, dict):
-        return "not a JSON object"
-    exercises = data.get("exercises", {})
-    if not isinstance(exercises, dict):
-        return "its exercises are not a JSON object"
-    for entry in exercises.values():
-        if not isinstance(entry, dict):
-            return "an exercise's entry is not a JSON object"
-        hints = entry.get("hints_opened", 0)
-        if type(hints) is not int or hints < 0:  # type(), not isinstance: true and false are not counts
-            return "a count of hints opened is not a whole number"
-        for key in ("last_run", "last_submission"):
-            summary = entry.get(key)
-            if summary is not None and not (isinstance(summary, dict) and all(
-                    type(summary.get(field)) is kind for field, kind in SUMMARY_FIELDS.items())):
-                return f"a {key.replace('_', ' ')} is incomplete"
-    return None
+@dataclass(frozen=True)
+class Kept:
+    """What `record` or `backup` kept: its number in the exercise's history, and its files."""
+
+    number: int
+    source: Path | None               # the copy of the learner's file
+    results: Path | None = None       # a submission's results file
+
+
+def accepted(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The first accepted submission of an exercise, whatever came after it; None before any was accepted."""
+    if entry.get("accepted"):
+        return entry["accepted"]
+    last = entry.get("last_submission")
+    # A state written before acceptance was kept apart: its last submission is all there is to go by.
+    return last if last and last["status"] == "passed" else None
+
+
+def _next_number(records: list[dict[str, Any]]) -> int:
+    return 1 + max((record["number"] for record in records), default=0)
 
 
 class Progress:
@@ -94,7 +96,7 @@ class Progress:
             return {}, "not UTF-8 text"
         except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
             return {}, "not valid JSON"
-        problem = _shape_problem(data)
+        problem = shape_problem(data)
         return (data, None) if problem is None else ({}, problem)
 
     def _load(self, locked: bool = False) -> dict[str, Any]:
@@ -183,28 +185,95 @@ class Progress:
 
         return self._update(name, change)["hints_opened"]
 
-    def record(self, report: Report, full_json: dict[str, Any]) -> Path | None:
-        """Remember a run or a submission; a submission's whole results file is kept too."""
-        when = now("%Y-%m-%dT%H:%M:%S")
+    def record(self, report: Report, full_json: dict[str, Any], source: bytes | None = None,
+               suffix: str = ".py") -> Kept | None:
+        """Remember a run or a submission. A submission is numbered, and its results file and `source` (the
+        bytes that were graded) are kept in .grader/submissions/EX/ as NNN-<stamp>.json and NNN-<stamp>.py."""
+        when = now(ISO)
         summary = {"when": when, "file": report.file, "status": report.status, "passed": report.passed,
                    "failed": report.failed, "total": len(report.results)}
-        key = "last_submission" if report.mode == "submit" else "last_run"
-        self._update(report.exercise, lambda entry: entry.update({key: summary}))
         if report.mode != "submit":
+            self._update(report.exercise, lambda entry: entry.update({"last_run": summary}))
             return None
-        text = json.dumps(full_json, indent=2) + "\n"
-        return self._keep(self.folder / "submissions" / report.exercise, when.replace(":", ""), ".json",
-                          text.encode("utf-8"), "the submission could not be recorded")
+        results = (json.dumps(full_json, indent=2) + "\n").encode("utf-8")
+        kept: list[Path] = []
 
-    def backup(self, name: str, source: Path) -> Path:
-        """Keep a copy of the learner's file before it is reset."""
+        def change(entry: dict[str, Any]) -> None:
+            if "accepted" not in entry and accepted(entry):
+                entry["accepted"] = dict(entry["last_submission"])  # kept before this submission replaces it
+            number = _next_number(entry.get("submissions", []))
+            folder, stem = self.folder / "submissions" / report.exercise, f"{number:03d}-{_compact(when)}"
+            kept.append(self._keep(folder, stem, ".json", results, "the submission could not be recorded"))
+            record = {**summary, "number": number, "score": report.score, "max_score": report.max_score,
+                      "results": self._show(kept[0])}
+            if source is not None:
+                kept.append(self._keep(folder, stem, suffix, source, "your submitted file could not be kept"))
+                record["source"] = self._show(kept[1])
+            entry["last_submission"] = summary
+            entry.setdefault("submissions", []).append(record)
+            if report.status == "passed" and "accepted" not in entry:
+                entry["accepted"] = {**summary, "number": number}
+
+        entry = self._update_keeping(report.exercise, change, kept)
+        number = entry["submissions"][-1]["number"]
+        return Kept(number, kept[1] if len(kept) > 1 else None, kept[0])
+
+    def backup(self, name: str, source: Path, before: str = "reset") -> Kept:
+        """Keep a numbered copy of the learner's file before `before` (reset, restore N) replaces it."""
         try:
             content = source.read_bytes()
         except OSError as error:
             raise ProgressError(f"your file could not be read to back it up ({_reason(error)}); "
                                 f"it was left as it is") from None
-        return self._keep(self.folder / "backups" / name, f"{now()}-{source.stem}", source.suffix, content,
-                          "your file could not be backed up, so it was left as it is")
+        when = now(ISO)
+        kept: list[Path] = []
+
+        def change(entry: dict[str, Any]) -> None:
+            self._adopt_backups(name, entry)
+            records = entry.setdefault("backups", [])
+            number = _next_number(records)
+            kept.append(self._keep(self.folder / "backups" / name, f"{number:03d}-{_compact(when)}-{source.stem}",
+                                   source.suffix, content, "your file could not be backed up, so it was left as it is"))
+            records.append({"number": number, "when": when, "file": self._show(kept[0]), "before": before})
+
+        entry = self._update_keeping(name, change, kept)
+        return Kept(entry["backups"][-1]["number"], kept[0])
+
+    def history(self, name: str) -> dict[str, Any]:
+        """One exercise's entry for `history` and `restore`; backups an older grader made unrecorded are
+        numbered now, oldest first, so that a number, once shown, always means the same file."""
+        entry = self.exercise(name)
+        if self._unrecorded_backups(name, entry):
+            entry = self._update(name, lambda entry: self._adopt_backups(name, entry))
+        return entry
+
+    def _unrecorded_backups(self, name: str, entry: dict[str, Any]) -> list[Path]:
+        recorded = {record["file"] for record in entry.get("backups", [])}
+        try:
+            found = [path for path in (self.folder / "backups" / name).iterdir() if path.is_file()]
+        except OSError:
+            return []
+        unrecorded = [path for path in found if self._show(path) not in recorded]
+        try:
+            return sorted(unrecorded, key=lambda path: (path.stat().st_mtime_ns, path.name))
+        except OSError:  # one removed meanwhile: by name, then
+            return sorted(unrecorded)
+
+    def _adopt_backups(self, name: str, entry: dict[str, Any]) -> None:
+        for path in self._unrecorded_backups(name, entry):
+            records = entry.setdefault("backups", [])
+            records.append({"number": _next_number(records), "when": _when_of(path), "file": self._show(path),
+                            "before": "reset"})  # the only command that made backups then
+
+    def _update_keeping(self, name: str, change: Callable[[dict[str, Any]], None], kept: list[Path]) -> dict[str, Any]:
+        """`_update`, where `change` writes files into `kept`: removed again if the state could not be saved."""
+        try:
+            return self._update(name, change)
+        except (ProgressError, OSError):
+            for path in kept:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            raise
 
     def _keep(self, folder: Path, stem: str, suffix: str, content: bytes, failure: str) -> Path:
         """Write `content` to a new file in `folder` that no other writer can be handed."""
@@ -218,3 +287,24 @@ class Progress:
                     path.unlink()
             raise ProgressError(f"{failure} ({self._show(folder)}: {_reason(error)})") from None
         return path
+
+
+def snapshot(path: Path) -> bytes | None:
+    """The bytes of the file about to be graded, to keep with its submission; None if it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _compact(when: str) -> str:
+    """2026-11-30T10:15:00 as it goes into a file name: 20261130T101500."""
+    return when.replace("-", "").replace(":", "")
+
+
+def _when_of(path: Path) -> str:
+    """When an unrecorded backup was made: the stamp its name starts with, else its modification time."""
+    try:
+        return time.strftime(ISO, time.strptime(path.name[:15], "%Y%m%dT%H%M%S"))
+    except ValueError:
+        return time.strftime(ISO, time.localtime(path.stat().st_mtime))

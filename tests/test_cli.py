@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import REPO, SUBMISSIONS
 from grader.cli import main
 
@@ -113,6 +115,22 @@ def test_unknown_exercise_is_a_usage_error(course, capsys) -> None:
 def test_missing_file_is_a_usage_error(course, capsys) -> None:
     code, out = run(capsys, "run", "--file", "nowhere.py")
     assert code == 2 and "no such file to grade" in out
+
+
+@pytest.mark.parametrize(("given", "words"), [
+    ("exercises/07-ring-attention/README.md", "exercises/07-ring-attention/README.md is not a Python file (.py)"),
+    ("notes.txt", "notes.txt is not a Python file (.py) to grade"),
+    ("exercises", "exercises is a folder, not a Python file to grade"),
+    ("missing.py", "missing.py: no such file to grade"),
+])
+@pytest.mark.parametrize("command", [["run"], ["submit"], ["watch"], ["repro", "stats-tiny-by-hand"]])
+def test_a_file_that_is_not_a_python_module_is_a_usage_error(course, capsys, command, given, words) -> None:
+    (course / "notes.txt").write_text("def attention_chunk_stats(): pass\n")
+    code, out = run(capsys, *command, "--file", given)
+    assert code == 2
+    lines = out.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], out
+    assert not (course / ".grader").exists()  # stopped before anything was graded or recorded
 
 
 def test_syntax_error_names_file_line_and_text(course, capsys) -> None:

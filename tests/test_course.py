@@ -81,6 +81,24 @@ def test_without_a_name_the_first_exercise_not_accepted_is_the_one(two, capsys):
     assert code == 2 and "could be any of 07-ring-attention, 02-scale" in out
 
 
+@pytest.mark.parametrize("name", ["07", "07-ring", "07-ring-attention", "07-ring-attention/", "exercises/07-ring-attention/",
+                                  "ring-attention"])
+def test_an_exercise_is_named_by_a_unique_prefix_or_its_folder(two, name):
+    from grader.course import find_exercise
+
+    assert find_exercise(two, name).name == "07-ring-attention"
+
+
+@pytest.mark.parametrize(("name", "words"), [("0", "'0' could be any of 07-ring-attention, 02-scale: say which"),
+                                             ("exercises/08/", "no exercise called 'exercises/08/'")])
+def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
+    from grader.course import find_exercise
+    from grader.errors import UsageError
+
+    with pytest.raises(UsageError, match="^" + words.replace("(", r"\(")):
+        find_exercise(two, name)
+
+
 @pytest.mark.parametrize("breakage, words", [
     (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\ncolour: red\n"),
      "exercise.yaml: unknown key 'colour'"),

@@ -330,6 +330,24 @@ def test_hint_status_show_list_and_reset_work_in_the_bundle(bundle) -> None:
     assert [path.read_text() for path in backups] == ["# my work in progress\n"]
 
 
+def test_run_k_and_repro_work_from_the_stored_examples(exported, bundle) -> None:
+    course, name = exported[0], EXERCISES[0]
+    solution = reference(course, name)
+    done = in_bundle(bundle, "run", "07", "-k", "stats-tiny", "--file", str(solution), "--device", "cpu", "--no-record")
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "1 passed, 0 failed", done.stdout + done.stderr
+    done = in_bundle(bundle, "repro", "stats-tiny-by-hand", "07", "--file", str(solution))
+    assert done.returncode == 0 and done.stdout.startswith("Wrote .grader/repro/stats-tiny-by-hand.py"), done.stdout
+    script = subprocess.run([sys.executable, ".grader/repro/stats-tiny-by-hand.py"], cwd=bundle, capture_output=True,
+                            text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(bundle)})
+    assert script.returncode == 0, script.stderr
+    assert "inputs: query (1, 2), keys (2, 2), values (2, 3), float64" in script.stdout
+    assert "result: (tensor(" in script.stdout and "largest error against the exact answer" in script.stdout
+    hidden = next((course / "exercises" / name / "cases" / "hidden").glob("*.yaml"))
+    hidden_name = yaml.safe_load(hidden.read_text())["cases"][0]["name"]
+    done = in_bundle(bundle, "repro", hidden_name, "07")
+    assert done.returncode == 2 and hidden_name not in done.stdout.split("its examples:")[1]
+
+
 def test_ring_suite_in_the_bundle_is_a_one_line_usage_error(exported) -> None:
     done = in_bundle(exported[1], "run", "07", "--ring", "2", "--no-record")
     assert done.returncode == 2

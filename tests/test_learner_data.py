@@ -33,6 +33,14 @@ CORRUPT = {
                         "a count of hints opened is not a whole number"),
     "run incomplete": (b'{"exercises": {"07-ring-attention": {"last_run": {"when": 1}}}}', "a last run is incomplete"),
     "submission a list": (b'{"exercises": {"x": {"last_submission": []}}}', "a last submission is incomplete"),
+    "submissions an object": (b'{"exercises": {"x": {"submissions": {}}}}', "a record of its submissions is incomplete"),
+    "submission unnumbered": (b'{"exercises": {"x": {"submissions": [{"when": "t", "file": "f", "status": "passed", '
+                              b'"passed": 1, "failed": 0, "total": 1, "results": "r"}]}}}',
+                              "a record of its submissions is incomplete"),
+    "backup's file a number": (b'{"exercises": {"x": {"backups": [{"number": 1, "when": "t", "file": 2, '
+                               b'"before": "reset"}]}}}', "a record of its backups is incomplete"),
+    "accepted incomplete": (b'{"exercises": {"x": {"accepted": {"when": "t"}}}}',
+                            "an accepted submission is incomplete"),
 }
 
 
@@ -187,6 +195,7 @@ def test_two_graders_at_once_lose_nothing(tmp_path) -> None:
     assert sorted(backups) == sorted(f"{tag} {number}" for tag in "ab" for number in range(40))
     state = json.loads((tmp_path / ".grader" / "state.json").read_text())
     assert state["exercises"]["ex"]["hints_opened"] == 80  # every change kept: none written over
+    assert sorted(backup["number"] for backup in state["exercises"]["ex"]["backups"]) == list(range(1, 81))
     assert not list((tmp_path / ".grader").glob("*.tmp"))
 
 
@@ -196,16 +205,18 @@ def test_backups_and_submissions_in_the_same_second_are_all_kept(course, exercis
         assert run(capsys, "reset")[0] == 0
     backups = course / ".grader" / "backups" / EXERCISE
     assert sorted(path.name for path in backups.iterdir()) == [
-        f"{STAMP}-ring_attention-2.py", f"{STAMP}-ring_attention.py"]
-    assert (backups / f"{STAMP}-ring_attention.py").read_text() == "# first try\n"
-    assert (backups / f"{STAMP}-ring_attention-2.py").read_text() == "# second try\n"
+        f"001-{STAMP}-ring_attention.py", f"002-{STAMP}-ring_attention.py"]
+    assert (backups / f"001-{STAMP}-ring_attention.py").read_text() == "# first try\n"
+    assert (backups / f"002-{STAMP}-ring_attention.py").read_text() == "# second try\n"
 
     from grader.results import Report
 
     mine = Progress(course)
-    saved = [mine.record(Report(EXERCISE, "submit", f"try{number}.py"), {"try": number}) for number in (1, 2)]
-    assert saved[0] != saved[1]
-    assert [json.loads(path.read_text()) for path in saved] == [{"try": 1}, {"try": 2}]
+    saved = [mine.record(Report(EXERCISE, "submit", f"try{number}.py"), {"try": number}, f"# try {number}".encode())
+             for number in (1, 2)]
+    assert [kept.number for kept in saved] == [1, 2]
+    assert [json.loads(kept.results.read_text()) for kept in saved] == [{"try": 1}, {"try": 2}]
+    assert [kept.source.read_text() for kept in saved] == ["# try 1", "# try 2"]
 
 
 def test_an_interrupted_save_leaves_the_state_and_no_temporary_file(course, monkeypatch) -> None:
