@@ -59,16 +59,21 @@ class Catalogue:
                          if not path.name.startswith("_")]
         self._behaviour: dict[tuple[str, str], dict[str, Behaviour]] = {}
 
-    def behaviour(self, judge: Any, case: Any) -> dict[str, Behaviour]:
-        """Every mistake's behaviour on `case`, keyed by file stem."""
+    def behaviour(self, judge: Any, case: Any, stems: list[str] | None = None) -> dict[str, Behaviour]:
+        """The behaviour on `case` of the mistakes named by `stems` (every one by default), keyed by file stem;
+        each computed once per process."""
         key = (case.name, repr(sorted(case.params.items())))
-        if key not in self._behaviour:
+        known = self._behaviour.setdefault(key, {})
+        wanted = [mistake for mistake in self.mistakes
+                  if mistake.stem not in known and (stems is None or mistake.stem in stems)]
+        if wanted:
             inputs, expected, baseline = judge.prepare(case)
             names = judge.checker.functions[case.function].outputs
             tolerance = judge.tolerance(case)
-            self._behaviour[key] = {mistake.stem: _run(mistake, case.function, inputs, names, expected, baseline,
-                                                       tolerance) for mistake in self.mistakes}
-        return self._behaviour[key]
+            for mistake in wanted:
+                known[mistake.stem] = _run(mistake, case.function, inputs, names, expected, baseline, tolerance)
+        chosen = [mistake.stem for mistake in self.mistakes if stems is None or mistake.stem in stems]
+        return {stem: known[stem] for stem in chosen}
 
 
 _CATALOGUES: dict[tuple, Catalogue] = {}  # `grader validate` grades many files in one process
@@ -102,7 +107,12 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
         got, raised = None, f"{raw.reply.exception}: {raw.reply.message}"
     else:
         return None
-    found = agreeing(judge, case, got, raised)
+    # The mistakes named on earlier cases are tried first: a submission usually makes the same one throughout,
+    # and running every mistake on every failing case is most of the time a wrong submission takes.
+    found = agreeing(judge, case, got, raised, first=judge.named)
+    for stem in found:
+        if stem not in judge.named:
+            judge.named.append(stem)
     if not found:
         return None
     # Every agreeing mistake is kept: reconcile() may prefer one that explains more of the report.
@@ -116,26 +126,37 @@ def non_finite(outputs: list) -> bool:
                for tensor in outputs)
 
 
-def agreeing(judge: Any, case: Any, got: list | None, raised: str, leave_out: str = "") -> list[str]:
-    """The catalogued mistakes (but `leave_out`) that fail this case as the submission did, closest first."""
+def agreeing(judge: Any, case: Any, got: list | None, raised: str, leave_out: str = "",
+             first: list[str] | None = None) -> list[str]:
+    """The catalogued mistakes (but `leave_out`) that fail this case as the submission did, closest first.
+
+    With `first`, those mistakes alone are run when one of them agrees; the whole catalogue only when none does.
+    """
     if "memory" in case.audit:
         return []  # cases sized to fill memory: not run for every mistake in this process; named by rule instead
+    if first:
+        found = _agreeing_among(judge, case, got, raised, leave_out, list(first))
+        if found:
+            return found
+    return _agreeing_among(judge, case, got, raised, leave_out, None)
+
+
+def _agreeing_among(judge: Any, case: Any, got: list | None, raised: str, leave_out: str,
+                    stems: list[str] | None) -> list[str]:
     inputs, expected, baseline = judge.prepare(case)
     dtype = inputs.output_dtype()
     tolerance = judge.tolerance(case)
-    known = catalogue(judge.exercise)
-    behaviours = known.behaviour(judge, case)
+    behaviours = catalogue(judge.exercise).behaviour(judge, case, stems)
     matches = []
-    for mistake in known.mistakes:
-        behaviour = behaviours[mistake.stem]
-        if not behaviour.fails or mistake.stem == leave_out:
+    for stem, behaviour in behaviours.items():
+        if not behaviour.fails or stem == leave_out:
             continue
         if raised or behaviour.raised:
             distance = 0.0 if raised and raised == behaviour.raised else math.inf
         else:
             distance = _distance(got, behaviour.outputs, expected, baseline, dtype, tolerance)
         if distance <= AGREEMENT:
-            matches.append((distance, mistake.stem))
+            matches.append((distance, stem))
     return [stem for _, stem in sorted(matches)]
 
 

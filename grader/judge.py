@@ -54,6 +54,7 @@ class Judge:
         self.learner_name = learner_name
         self.reference = reference
         self._trusted = _content_key(exercise)
+        self.named: list[str] = []  # catalogued mistakes named so far in this run, tried first on the next failure
 
     def prepare(self, case: Case) -> tuple[Any, tuple, tuple | None]:
         """Inputs, float64 expected values and (half precision) the reference's same-dtype answer.

@@ -63,3 +63,50 @@ def test_a_catalogued_mistake_written_differently_is_named(tmp_path):
     report = grade(ring_exercise(), wrong, "run", "cpu")
     names = {r.diagnosis.mistake for r in report.results if r.diagnosis}
     assert names == {"add_without_rescale"}
+
+
+def _counting_runs(monkeypatch) -> list[str]:
+    """Every catalogued mistake run on a case from now on, by stem (the behaviours start afresh)."""
+    from grader import diagnosis
+
+    diagnosis._CATALOGUES.clear()
+    calls: list[str] = []
+    real = diagnosis._run
+
+    def counted(mistake, *args):
+        calls.append(mistake.stem)
+        return real(mistake, *args)
+
+    monkeypatch.setattr(diagnosis, "_run", counted)
+    return calls
+
+
+def test_a_mistake_named_once_is_tried_first_and_the_catalogue_is_not_run_on_every_case(monkeypatch):
+    from grader import diagnosis
+
+    calls = _counting_runs(monkeypatch)
+    report = grade(ring_exercise(), REPO / "tests/fixtures/submissions/wrong_no_rescale.py", "submit", "cpu")
+    diagnosed = [r for r in report.results if r.diagnosis]
+    assert len(diagnosed) > 50 and {r.diagnosis.mistake for r in diagnosed} == {"add_without_rescale"}
+    catalogue = len(diagnosis.catalogue(ring_exercise()).mistakes)
+    named = {stem for r in diagnosed for stem in r.extra["matches"]}  # two mistakes agree on this one's cases
+    # The whole catalogue on the first failing case, then only the mistakes it named on each of the others.
+    assert len(calls) <= catalogue + len(named) * len(diagnosed)
+    assert len(calls) < catalogue * len(diagnosed) / 4
+
+
+def test_when_the_mistakes_named_so_far_do_not_agree_the_whole_catalogue_is_searched(monkeypatch):
+    from grader import judge
+
+    calls = _counting_runs(monkeypatch)
+    real_init = judge.Judge.__init__
+
+    def misled(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        self.named = ["first_chunk_skipped"]  # as if an earlier case had been explained by another mistake
+
+    monkeypatch.setattr(judge.Judge, "__init__", misled)
+    report = grade(ring_exercise(), REPO / "tests/fixtures/submissions/wrong_no_rescale.py", "run", "cpu")
+    diagnosed = [r for r in report.results if r.diagnosis]
+    assert diagnosed and {r.diagnosis.mistake for r in diagnosed} == {"add_without_rescale"}
+    assert "normalize_each_chunk" in calls  # a mistake never named before was run: the search went on
