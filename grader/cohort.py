@@ -119,7 +119,7 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: not a folder")
-    submissions = find_submissions(paths, exercise.stub.name)
+    submissions = find_submissions(paths, exercise.stub.name, exclude=(out,))
     if not submissions:
         raise UsageError(f"no submissions in {', '.join(str(path) for path in paths)}")
     mine = [submission for submission in submissions if in_shard(submission.id, options.shard)]
@@ -157,16 +157,15 @@ def _plan(mine: list[Submission], settings: dict[str, Any], out: Path, options: 
     and how many are skipped: their results file has the key they would get now."""
     todo, records, skipped = [], [], 0
     for submission in mine:
-        sha, job, reason = "", None, submission.problem
+        sha, job, reason, lasting = "", None, submission.problem, submission.lasting
         if not reason:
             try:
                 sha, data = content_hash(submission.file)
                 job = Job(submission.id, submission.name, data, options.device, options.time_limit,
                           options.memory_limit_mb)
             except OSError as error:
-                reason = f"unreadable: {error.strerror or error}"
+                reason, lasting = f"unreadable: {error.strerror or error}", False
         # No key for what may be different next time (missing, unreadable): it is looked at again.
-        lasting = job is not None or (submission.lasting and not reason.startswith("unreadable"))
         key = _key(settings, f"content {sha}" if job else f"problem {reason}") if lasting else ""
         if key and not options.force and gradebook.read_key(gradebook.results_path(out, submission.id)) == key:
             skipped += 1

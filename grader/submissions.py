@@ -24,20 +24,24 @@ class Submission:
     lasting: bool = True  # whether the problem stays while the submission does (else it is tried again)
 
 
-def find_submissions(paths: list[Path], stub: str) -> list[Submission]:
+def find_submissions(paths: list[Path], stub: str, exclude: tuple[Path, ...] = ()) -> list[Submission]:
     """Every submission under `paths`, in id order: a file, a folder holding `stub` or exactly one .py,
-    or a folder of those (one submission per entry)."""
+    or a folder of those (one submission per entry); never what is in `exclude` (the gradebook itself)."""
     found: list[tuple[Path, Path | None, str, bool]] = []
+    skip = {Path(os.path.abspath(path)) for path in exclude}
     for given in paths:
         path = Path(os.path.abspath(given))
-        if not path.exists():
-            found.append((path, None, "missing: no such file or folder", False))
-        elif path.is_dir() and not _is_one_submission(path, stub):
-            entries = sorted(entry for entry in path.iterdir()
-                             if not entry.name.startswith(".") and entry.name not in SKIPPED_ENTRIES)
-            found += [(entry, *_graded_file(entry, stub)) for entry in entries]
-        else:
-            found.append((path, *_graded_file(path, stub)))
+        try:
+            if not path.exists():
+                found.append((path, None, "missing: no such file or folder", False))
+            elif path.is_dir() and not _is_one_submission(path, stub):
+                entries = sorted(entry for entry in path.iterdir() if entry not in skip
+                                 and not entry.name.startswith(".") and entry.name not in SKIPPED_ENTRIES)
+                found += [(entry, *_graded_file(entry, stub)) for entry in entries]
+            else:
+                found.append((path, *_graded_file(path, stub)))
+        except OSError as error:  # a folder that cannot be listed: recorded, and looked at again next run
+            found.append((path, None, f"unreadable: {error.strerror or error}", False))
     ids = make_ids([path for path, *_ in found])
     submissions = [Submission(*ids[path], path, file, problem, lasting) for path, file, problem, lasting in found]
     # Named twice on the command line, or a folder and a file in it: graded once.
@@ -56,6 +60,13 @@ def _is_one_submission(folder: Path, stub: str) -> bool:
 
 def _graded_file(path: Path, stub: str) -> tuple[Path | None, str, bool]:
     """The Python file a submission entry stands for, or why there is none (and whether that lasts)."""
+    try:
+        return _graded_file_in(path, stub)
+    except OSError as error:
+        return None, f"unreadable: {error.strerror or error}", False
+
+
+def _graded_file_in(path: Path, stub: str) -> tuple[Path | None, str, bool]:
     if path.is_dir():
         if (path / stub).is_file():
             return path / stub, "", True
