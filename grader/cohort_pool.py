@@ -35,8 +35,11 @@ class Job:
 def grade_all(exercise: Exercise, todo: list[Job], jobs: int) -> Iterator[tuple[str, dict[str, Any]]]:
     """(id, outcome) for every job as it finishes: here when one at a time, else in `jobs` spawned processes."""
     if jobs == 1:
-        for job in todo:
-            yield job.id, grade_one(exercise, job)
+        from grader import zygote
+
+        with zygote.held():  # every grade forks its workers from one preloaded process
+            for job in todo:
+                yield job.id, grade_one(exercise, job)
         return
     # Spawned processes, one grade each at a time: a grade must run in a process's main thread, because its
     # learner processes die with the thread that started them (PR_SET_PDEATHSIG), and forking a process that
@@ -96,6 +99,9 @@ def _pool_process() -> None:
     import torch
 
     torch.set_num_threads(1)
+    from grader import zygote
+
+    zygote.prestart()  # this process's own, for all its grades; it dies with the process
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _stop_signal)
 
