@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, REPO, make_course, own_processes, survivors
+from conftest import FIXTURES, REPO, check_gradescope, make_course, own_processes, survivors
 from grader import cohort, mistakes
 from grader.cli import main
 from grader.gradebook import Entry, grades_csv
@@ -119,6 +119,8 @@ def test_a_cohort_is_graded_into_a_gradebook(whole):
     assert json.loads((book / "results/syntax.py.json").read_text())["tests"][0]["output"].startswith(
         "error: syntax.py:1: your file could not be imported")  # named as found, not by a passing copy
     assert sorted(path.name for path in (book / "results").iterdir()) == sorted(f"{n}.json" for n in found)
+    for path in (book / "results").iterdir():  # graded or not, each one a file Gradescope accepts
+        check_gradescope(json.loads(path.read_text()))
     assert "[8/8]" in out
     assert "status: 2 passed, 2 failed, 1 error, 3 not graded" in out
     assert "1  Adds one copy too few" in out  # the mistakes most often diagnosed
