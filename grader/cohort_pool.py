@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import shutil
@@ -102,6 +103,8 @@ def _pool_process() -> None:
     from grader import zygote
 
     zygote.prestart()  # this process's own, for all its grades; it dies with the process
+    # On a normal exit, stopped and waited for: its CPU time then counts in this process's, and so in the run's.
+    atexit.register(zygote.stop)
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _stop_signal)
 
