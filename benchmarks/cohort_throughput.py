@@ -1,18 +1,21 @@
 """How fast `grader grade` gets through a cohort of exercise 07, one at a time and several at once.
 
 Usage, from the repository root with the package installed:
-    python benchmarks/cohort_throughput.py [--size 40] [--jobs 1 2] [--keep DIR]
+    python benchmarks/cohort_throughput.py [--size 40] [--jobs 1 2] [--repeat 1] [--keep DIR]
 
 The cohort is copies of the reference, every correct variant and every catalogued mistake composed
 with the reference, as learners' files. Each --jobs value grades it afresh into a gradebook of its
-own; the last one is then run again, when everything is skipped. Printed: wall time, CPU time of
-the whole process tree (user + system, as the kernel counted it for processes that were waited
-for), submissions per minute, and each run's throughput next to the first's.
+own, in turn (1, 2, 1, 2, ... with --repeat), so that other work on the machine weighs on all of
+them alike; the last one is then run again, when everything is skipped. Printed per run: wall
+time, CPU time of the whole process tree (user + system, as the kernel counted it for processes
+that were waited for), submissions per minute, its throughput next to the first run's, and the
+machine's load average before and after (other people's work shows there).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import subprocess
@@ -60,6 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=40)
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="build the cohort and gradebooks here, and keep them")
     args = parser.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="grader-cohort-bench-"))
@@ -68,13 +72,17 @@ def main() -> None:
         print(f"{count} submissions of {EXERCISE} in {base / 'cohort'}")
         grader = [sys.executable, "-m", "grader", "grade", str(base / "cohort"), "--exercise", EXERCISE]
         first = None
-        for jobs in args.jobs:
-            wall, cpu, last = timed(grader + ["--out", str(base / f"book-j{jobs}"), "--jobs", str(jobs)])
-            rate = count / wall * 60
-            first = first or rate
-            print(f"--jobs {jobs}: {wall:7.1f} s wall, {cpu:7.1f} s CPU ({cpu / wall:.2f} cores busy), "
-                  f"{rate:5.1f} submissions/min, {rate / first:.2f}x  [{last}]")
-        wall, cpu, last = timed(grader + ["--out", str(base / f"book-j{args.jobs[-1]}"), "--jobs", str(args.jobs[-1])])
+        for round_ in range(args.repeat):
+            for jobs in args.jobs:
+                book = base / f"book-j{jobs}-{round_ + 1}"
+                load = os.getloadavg()[0]
+                wall, cpu, last = timed(grader + ["--out", str(book), "--jobs", str(jobs)])
+                rate = count / wall * 60
+                first = first or rate
+                print(f"--jobs {jobs}: {wall:7.1f} s wall, {cpu:7.1f} s CPU ({cpu / wall:.2f} cores busy), "
+                      f"{rate:5.1f} submissions/min, {rate / first:.2f}x  load {load:.1f} -> "
+                      f"{os.getloadavg()[0]:.1f}  [{last}]", flush=True)
+        wall, cpu, last = timed(grader + ["--out", str(book), "--jobs", str(args.jobs[-1])])
         print(f"rerun, all skipped: {wall:.1f} s wall, {cpu:.1f} s CPU  [{last}]")
     finally:
         if not args.keep:
