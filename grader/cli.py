@@ -90,7 +90,7 @@ def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
     """Course staff's commands: grade a cohort, merge shards' gradebooks."""
     command = commands.add_parser("grade", help="course staff: grade a cohort's submissions into a gradebook")
     command.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION",
-                         help="a learner's .py, a folder holding one, or a folder of those")
+                         help="a learner's .py or submission archive, a folder holding one, or a folder of those")
     command.add_argument("--out", type=Path, required=True, metavar="DIR", help="the gradebook's folder")
     command.add_argument("--exercise", metavar="EX", help="the exercise (optional while the course has one)")
     command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",

@@ -19,7 +19,8 @@ from grader import fingerprint, gradebook
 from grader.cohort_pool import Job, grade_all
 from grader.course import COURSE_FILE, Exercise
 from grader.errors import UsageError
-from grader.submissions import Submission, content_hash, find_submissions
+from grader.submission import SubmissionError
+from grader.submissions import Submission, find_submissions, read_graded
 from grader.text import inert
 
 DEVICES = ("cpu", "all")
@@ -128,7 +129,7 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
 
     load_trusted(exercise, "submit")  # a broken course is one line now, not one "not graded" per submission
     settings = settings_of(exercise, options)
-    todo, records, skipped = _plan(mine, settings, out, options)
+    todo, records, skipped = _plan(exercise, mine, settings, out, options)
     listener = listener or _Silent()
     jobs = max(1, min(options.jobs, len(todo)))
     listener.start(len(todo) + len(records), skipped, jobs)
@@ -151,7 +152,7 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
     return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others)
 
 
-def _plan(mine: list[Submission], settings: dict[str, Any], out: Path, options: Options
+def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], out: Path, options: Options
           ) -> tuple[list[tuple[Submission, Job, str, str]], list[tuple[Submission, str, str]], int]:
     """What to grade (submission, job, hash, key), what to record without grading (submission, reason, key),
     and how many are skipped: their results file has the key they would get now."""
@@ -160,11 +161,13 @@ def _plan(mine: list[Submission], settings: dict[str, Any], out: Path, options: 
         sha, job, reason, lasting = "", None, submission.problem, submission.lasting
         if not reason:
             try:
-                sha, data = content_hash(submission.file)
+                sha, data = read_graded(submission, exercise.stub.name, exercise.name)
                 job = Job(submission.id, submission.name, data, options.device, options.time_limit,
                           options.memory_limit_mb)
             except OSError as error:
                 reason, lasting = f"unreadable: {error.strerror or error}", False
+            except SubmissionError as error:  # decided by the archive's bytes: it stays while they do
+                reason = str(error)
         # No key for what may be different next time (missing, unreadable): it is looked at again.
         key = _key(settings, f"content {sha}" if job else f"problem {reason}") if lasting else ""
         if key and not options.force and gradebook.read_key(gradebook.results_path(out, submission.id)) == key:

@@ -1,4 +1,4 @@
-"""Finding a cohort's submissions: files, folders and folders of them, each with an id safe for a file name."""
+"""A cohort's submissions (files, archives, folders of them) with ids safe for file names, and their bytes."""
 
 from __future__ import annotations
 
@@ -50,12 +50,15 @@ def find_submissions(paths: list[Path], stub: str, exclude: tuple[Path, ...] = (
 
 
 def _is_one_submission(folder: Path, stub: str) -> bool:
-    """A learner's folder (the stub's name, or one .py and no folders), not a folder of submissions."""
+    """A learner's folder (the stub's name, or one .py, or no .py and one archive; no folders), not a folder
+    of submissions."""
     if (folder / stub).is_file():
         return True
     entries = [entry for entry in folder.iterdir() if entry.name not in SKIPPED_ENTRIES]
     python = [entry for entry in entries if entry.suffix == ".py" and entry.is_file()]
-    return len(python) == 1 and not any(entry.is_dir() and not entry.name.startswith(".") for entry in entries)
+    archives = [entry for entry in entries if entry.suffix.lower() == ".zip" and entry.is_file()]
+    return (len(python) == 1 or (not python and len(archives) == 1)) and not any(
+        entry.is_dir() and not entry.name.startswith(".") for entry in entries)
 
 
 def _graded_file(path: Path, stub: str) -> tuple[Path | None, str, bool]:
@@ -72,27 +75,24 @@ def _graded_file_in(path: Path, stub: str) -> tuple[Path | None, str, bool]:
             return path / stub, "", True
         candidates = sorted(entry.name for entry in path.iterdir() if entry.suffix == ".py" and entry.is_file())
         if not candidates:
-            return None, f"no Python file in the folder (expected {stub})", True
+            # What a learner's bundle hands in: one archive, its manifest checked when it is read.
+            candidates = sorted(entry.name for entry in path.iterdir()
+                                if entry.suffix.lower() == ".zip" and entry.is_file())
+            if len(candidates) == 1:
+                return path / candidates[0], "", True
+            if not candidates:
+                return None, f"no Python file or submission archive in the folder (expected {stub})", True
         if len(candidates) > 1:
             shown = ", ".join(candidates[:4]) + (", ..." if len(candidates) > 4 else "")
             return None, f"more than one candidate file ({shown}) and none called {stub}", True
         return path / candidates[0], "", True
-    if path.suffix.lower() == ".zip":
-        return archive_file(path)
     if not path.is_file():
         return None, "missing: not a regular file", False
+    if path.suffix.lower() == ".zip":
+        return path, "", True  # the archive itself: its manifest is checked when it is read (read_graded)
     if path.suffix != ".py":
         return None, f"not a Python file ({path.suffix or 'no extension'})", True
     return path, "", True
-
-
-def archive_file(path: Path) -> tuple[Path | None, str, bool]:
-    """A submission archive (zip and manifest.json from a learner's `grader submit`).
-
-    The one place archives enter: once a verifier of archives exists, it checks the manifest here and
-    returns the Python file it vouches for, extracted; until then an archive is recorded, not graded.
-    """
-    return None, "archives are not supported yet", True
 
 
 def make_ids(paths: list[Path]) -> dict[Path, tuple[str, str]]:
@@ -123,7 +123,23 @@ def _safe(relative: str) -> str:
     return name[:ID_LIMIT] or "submission"
 
 
-def content_hash(file: Path) -> tuple[str, bytes]:
-    """The sha256 of a file and its bytes: what is graded is exactly what was hashed."""
-    data = file.read_bytes()
-    return hashlib.sha256(data).hexdigest(), data
+def read_graded(submission: Submission, stub: str, exercise: str) -> tuple[str, bytes]:
+    """The bytes that are graded and their sha256: the file, or the stub's file in a verified archive.
+
+    OSError when the file cannot be read; SubmissionError (its why, without the path) for an archive
+    that is malformed, changed after it was written, for another exercise, or without the stub's file.
+    """
+    assert submission.file is not None
+    if submission.file.suffix.lower() != ".zip":
+        data = submission.file.read_bytes()
+        return hashlib.sha256(data).hexdigest(), data
+    from grader.submission import SubmissionError, read_submission
+
+    try:
+        files = read_submission(submission.file, exercise).files
+    except SubmissionError as error:
+        # Named by the id in every file of the gradebook: the path, long and local, is left out.
+        raise SubmissionError(f"archive: {str(error).removeprefix(f'{submission.file}: ')}") from None
+    if stub not in files:
+        raise SubmissionError(f"archive: holds {', '.join(sorted(files)) or 'nothing'}, not {stub}")
+    return hashlib.sha256(files[stub]).hexdigest(), files[stub]

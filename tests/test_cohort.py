@@ -109,7 +109,7 @@ def test_a_cohort_is_graded_into_a_gradebook(whole):
     assert found["syntax.py"]["score"] == "0" and found["syntax.py"]["reason"] == ""
     assert found["notes.txt"]["score"] == "" and found["notes.txt"]["reason"] == "not a Python file (.txt)"
     assert found["two"]["reason"] == "more than one candidate file (first.py, second.py) and none called scale.py"
-    assert found["bundle.zip"]["reason"] == "archives are not supported yet"
+    assert found["bundle.zip"]["reason"] == "archive: has no manifest.json"
     # Every submission has a results file in Gradescope's format, with the hash of exactly what was graded.
     data = json.loads((book / "results/bob.json").read_text())
     assert data["score"] == 10.0 and len(data["tests"]) == 4 and data["extra_data"]["status"] == "passed"
@@ -264,6 +264,39 @@ def test_what_counts_as_one_submission(tmp_path):
     (cohort_folder / "book").mkdir()  # the gradebook, written inside the submissions' folder
     assert [s.id for s in find_submissions([cohort_folder], "scale.py", exclude=(cohort_folder / "book",))] == [
         "a", "b", "c.py"]
+
+
+def test_submission_archives_are_graded_once_verified(scale, capsys, tmp_path):
+    import zipfile
+
+    from grader.submission import write_submission
+
+    solution = (scale / "solutions/02-scale/scale.py").read_bytes()
+    folder = tmp_path / "cohort"  # one folder per learner, holding the archive their bundle wrote
+    good = write_submission(folder / "alice", "02-scale", {"scale.py": solution}).path
+    write_submission(folder / "bob", "01-stable-softmax", {"scale.py": solution})
+    write_submission(folder / "carol", "02-scale", {"mine.py": solution})
+    changed = write_submission(folder / "dan", "02-scale", {"scale.py": solution}).path
+    with zipfile.ZipFile(changed) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    with zipfile.ZipFile(changed, "w") as archive:  # the file edited after its manifest was written
+        for name, data in members.items():
+            archive.writestr(name, data.replace(b"factor", b"fact0r", 1) if name == "scale.py" else data)
+    (folder / "erin").mkdir()
+    for name in ("one.zip", "two.zip"):
+        shutil.copy(good, folder / "erin" / name)
+    code, out = grade(capsys, str(folder), "--out", "book", "--jobs", "1")
+    found = rows(tmp_path / "book")
+    assert code == 1 and found["alice"]["status"] == "passed" and found["alice"]["score"] == "10", out
+    about = json.loads((tmp_path / "book/results/alice.json").read_text())["extra_data"]["submission"]
+    assert about["sha256"] == hashlib.sha256(solution).hexdigest()  # the graded file's, not the archive's
+    assert found["bob"]["reason"] == "archive: is a submission for '01-stable-softmax', not '02-scale'"
+    assert found["carol"]["reason"] == "archive: holds mine.py, not scale.py"
+    assert found["dan"]["reason"].startswith("archive: scale.py does not match its hash in the manifest")
+    assert found["erin"]["reason"] == "more than one candidate file (one.zip, two.zip) and none called scale.py"
+    assert str(tmp_path) not in (tmp_path / "book/grades.csv").read_text()
+    code, out = grade(capsys, str(folder), "--out", "book", "--jobs", "1")
+    assert "5 already graded, skipped" in out
 
 
 def test_csv_cells_are_never_formulas():
