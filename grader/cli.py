@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="how learners hand in their archive, said by `grader submit` in the bundle")
     autograde = commands.add_parser("autograde", help="what an exported autograder runs for each submission")
     autograde.add_argument("--root", type=Path, default=Path("/autograder"), help="the autograder's tree")
+    _add_staff_commands(commands)
     return parser
 
 
@@ -83,6 +84,29 @@ def _add_history_commands(commands: Any) -> None:
     restore = commands.add_parser("restore", help="put a submission or a backup back in your file (backed up first)")
     restore.add_argument("which", metavar="N", help="a submission's number (3) or a backup (backup-2)")
     restore.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+
+
+def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
+    """Course staff's commands: grade a cohort, merge shards' gradebooks."""
+    command = commands.add_parser("grade", help="course staff: grade a cohort's submissions into a gradebook")
+    command.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION",
+                         help="a learner's .py or submission archive, a folder holding one, or a folder of those")
+    command.add_argument("--out", type=Path, required=True, metavar="DIR", help="the gradebook's folder")
+    command.add_argument("--exercise", metavar="EX", help="the exercise (optional while the course has one)")
+    command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                         help="submissions graded at once (default: the number of cores)")
+    command.add_argument("--force", action="store_true", help="grade again what is already graded")
+    command.add_argument("--shard", metavar="K/N", help="grade only shard K of N (1-based); merge them after")
+    command.add_argument("--device", default="cpu", choices=("cpu", "all"),
+                         help="where cases run (default cpu, the same on every machine; all: CUDA too)")
+    command.add_argument("--time-limit", type=float, metavar="SECONDS",
+                         help="default per-case time limit (cases that set their own keep it)")
+    command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the learner's code")
+    book = commands.add_parser("gradebook", help="course staff: work with gradebooks")
+    actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
+    merge = actions.add_parser("merge", help="join shards' gradebooks into one")
+    merge.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="gradebooks written by grader grade")
+    merge.add_argument("--out", type=Path, required=True, metavar="DIR", help="the merged gradebook's folder")
 
 
 def main(argv: list[str] | None = None) -> int:

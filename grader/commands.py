@@ -266,5 +266,27 @@ def cmd_autograde(args: argparse.Namespace, console: Console) -> int:
     return gradescope.autograde(args.root)
 
 
+def cmd_grade(args: argparse.Namespace, console: Console) -> int:
+    from grader.cohort import Options, grade_cohort, parse_shard
+    from grader.render_cohort import CohortProgress, print_summary
+
+    exercise = find_exercise(find_root(), args.exercise)
+    options = Options(jobs=args.jobs, force=args.force, shard=parse_shard(args.shard) if args.shard else (1, 1),
+                      device=args.device, time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb)
+    run = grade_cohort(exercise, args.submissions, args.out, options, CohortProgress(console))
+    print_summary(run, console)
+    return EXIT_FAILED if run.summary.statuses.get("not graded") else EXIT_OK
+
+
+def cmd_gradebook(args: argparse.Namespace, console: Console) -> int:
+    from grader.cohort import CohortRun
+    from grader.gradebook import merge
+    from grader.render_cohort import print_summary
+
+    summary = merge(args.folders, args.out)
+    print_summary(CohortRun(summary, args.out), console)
+    return EXIT_FAILED if summary.statuses.get("not graded") else EXIT_OK
+
+
 # The learner's tools around grading live in a module of their own; dispatched by name from here.
 from grader.learner_commands import cmd_history, cmd_repro, cmd_restore, cmd_watch  # noqa: E402,F401

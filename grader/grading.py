@@ -43,7 +43,8 @@ class Trusted:
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
           on_result: OnResult | None = None, time_limit: float | None = None,
           memory_limit_mb: int | None = None, group: tuple[str, int] | None = None,
-          only: set[str] | None = None, time_budget: float | None = None) -> Report:
+          only: set[str] | None = None, time_budget: float | None = None,
+          display: str | None = None) -> Report:
     """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
 
     `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
@@ -52,6 +53,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     run the learner's functions together (grader/group_run.py). With `only`, just the cases of those
     names run (what `grader validate` has not graded before). `time_budget` replaces the exercise's
     budget for the whole command (grader/budget.py): cases left when it is used up are not run.
+    `display` names the file in messages and the report (by default, its path from the course's root).
     """
     started = time.monotonic()
     if time_limit is not None:
@@ -63,6 +65,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
             raise UsageError(f"--time-budget must be a positive number of seconds, not {time_budget:g}")
         exercise = replace(exercise, time_budget=float(time_budget))
     learner = learner_file(file or exercise.stub)
+    shown = display or _display(learner, exercise.root)
     if device not in DEVICES:
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
     if group is not None and group[1] < 2:
@@ -77,7 +80,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
 
     probe_soon()  # what confines learner code here, found while load_trusted imports torch
     with zygote.held():
-        report, trusted = _graded(exercise, learner, mode, device, group, only, on_result, budget)
+        report, trusted = _graded(exercise, learner, shown, mode, device, group, only, on_result, budget)
     changed = fingerprint.changed(trusted.prints, exercise)
     if changed:
         report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
@@ -87,7 +90,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     return report
 
 
-def _graded(exercise: Exercise, learner: Path, mode: str, device: str, group: tuple[str, int] | None,
+def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: str, group: tuple[str, int] | None,
             only: set[str] | None, on_result: OnResult, budget: Budget) -> tuple[Report, Trusted]:
     """Every case of the run (and the group suite), in isolated workers: the report and what was trusted."""
     worker = Worker(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
@@ -100,12 +103,12 @@ def _graded(exercise: Exercise, learner: Path, mode: str, device: str, group: tu
             raise UsageError(f"--{group[0]}: {exercise.name} has no {group[0]} suite"
                              + (f" (it has: {', '.join('--' + name for name in trusted.suites)})" if trusted.suites
                                 else ""))
-        report = Report(exercise.name, mode, _display(learner, exercise.root), declared_max=exercise.max_score)
+        report = Report(exercise.name, mode, shown, declared_max=exercise.max_score)
         devices = _devices(device, report)
         from grader.sandbox import containment
 
         report.containment = containment()
-        _grade(exercise, learner, trusted, devices, worker, on_result, report, budget)
+        _grade(exercise, shown, trusted, devices, worker, on_result, report, budget)
     finally:
         worker.stop()
     if group is not None and not report.load_error:
@@ -140,9 +143,9 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
     return Trusted(checker, cases, reference, prints, suites)
 
 
-def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[str], worker: Worker,
+def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str], worker: Worker,
            on_result: OnResult, report: Report, budget: Budget) -> None:
-    judge = Judge(exercise, trusted.checker, _display(learner, exercise.root), trusted.reference)
+    judge = Judge(exercise, trusted.checker, shown, trusted.reference)
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     expected = [(case.name, device) for device in devices for case in trusted.cases
                 if device == "cpu" or case not in audited]

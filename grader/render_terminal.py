@@ -17,7 +17,7 @@ THEME = Theme({
     "passed": "bold green", "failed": "bold red", "error": "bold magenta", "timed out": "bold yellow",
     "crashed": "bold red", "out of memory": "bold yellow", "skipped": "dim", "not attempted": "bold cyan",
     "detail": "default", "muted": "dim", "heading": "bold", "accepted": "bold green", "rejected": "bold red",
-    "diagnosis": "bold yellow", "code": "cyan",
+    "diagnosis": "bold yellow", "code": "cyan", "not graded": "bold magenta",
 })
 LABELS = {
     Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR", Outcome.TIMED_OUT: "TIMEOUT",
