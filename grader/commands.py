@@ -6,13 +6,13 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 
 from grader.course import (Exercise, check_exists, find_exercise, find_root, learner_file, load_course,
                            load_course_leniently)
 from grader.errors import UsageError
 from grader.progress import Progress, ProgressError, accepted, snapshot
+from grader.render_markdown import print_markdown
 from grader.render_terminal import show
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -67,9 +67,9 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     exercise = _exercise(args)
     text = check_exists(exercise.statement, "the statement").read_text(encoding="utf-8")
-    console.print(Markdown(text))
+    print_markdown(console, text)
     console.print(f"\n[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
-                  f"Next: grader run, grader hint, grader submit.[/]")
+                  f"Next: grader run, grader hint, grader submit.[/]", soft_wrap=False)
     return EXIT_OK
 
 
@@ -164,7 +164,7 @@ def cmd_hint(args: argparse.Namespace, console: Console) -> int:
     for number, path in enumerate(hints[:opened], start=1):
         fresh = " (new)" if number > already else ""
         console.print(f"[heading]Hint {number} of {len(hints)}{fresh}[/]")
-        console.print(Markdown(path.read_text(encoding="utf-8")))
+        print_markdown(console, path.read_text(encoding="utf-8"))
         console.print()
     if already >= len(hints):
         console.print(f"That was the last hint: all {len(hints)} are open.")
