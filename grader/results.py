@@ -118,7 +118,12 @@ class Report:
 
     @property
     def failed(self) -> int:
+        """Every case that counts as a failure, those not attempted included (what decides the status)."""
         return sum(result.outcome.counts_as_failure for result in self.results)
+
+    @property
+    def not_attempted(self) -> int:
+        return self.count(Outcome.NOT_ATTEMPTED)
 
     @property
     def ran(self) -> int:
@@ -138,5 +143,7 @@ class Report:
         return bool(ran) and all(result.outcome is Outcome.NOT_ATTEMPTED for result in ran)
 
     def summary_line(self) -> str:
-        line = f"{self.passed} passed, {self.failed} failed"
+        """The closing count line, '3 passed, 2 failed, 2 not attempted': a stub's cases are not called failed."""
+        line = f"{self.passed} passed, {self.failed - self.not_attempted} failed"
+        line += f", {self.not_attempted} not attempted" if self.not_attempted else ""
         return line + (f", {self.skipped} skipped" if self.skipped else "")

@@ -41,7 +41,7 @@ def test_run_on_the_stub_is_not_attempted(course, capsys) -> None:
     assert code == 1
     assert "Not attempted yet" in out and "exercises/07-ring-attention/ring_attention.py" in out
     assert "grader hint" in out
-    assert out.rstrip().splitlines()[-1] == "0 passed, 7 failed"
+    assert out.rstrip().splitlines()[-1] == "0 passed, 0 failed, 7 not attempted"
 
 
 def test_run_then_status_shows_the_run(course, capsys) -> None:

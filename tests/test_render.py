@@ -79,3 +79,15 @@ def test_colour_on_a_terminal_and_none_with_no_color(monkeypatch) -> None:
 def test_piped_output_is_plain(monkeypatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     assert "\x1b[" not in render(sample_report(), make_console(file=io.StringIO(), width=100))
+
+
+def test_summary_line_counts_not_attempted_cases_apart() -> None:
+    report = Report("07-ring-attention", "run", "mine.py")
+    report.results = [CaseResult(f"case-{n}", "examples", "ring_attention", "cpu", Outcome.NOT_ATTEMPTED)
+                      for n in range(7)]
+    assert report.summary_line() == "0 passed, 0 failed, 7 not attempted"
+    assert report.status == "failed" and report.failed == 7  # not accepted all the same
+    report.results[:3] = [CaseResult("a", "examples", "f", "cpu", Outcome.PASSED),
+                          CaseResult("b", "examples", "f", "cpu", Outcome.FAILED),
+                          CaseResult("c", "examples", "f", "cuda", Outcome.SKIPPED)]
+    assert report.summary_line() == "1 passed, 1 failed, 4 not attempted, 1 skipped"
