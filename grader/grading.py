@@ -9,6 +9,7 @@ meanwhile ends in an error, never a pass.
 from __future__ import annotations
 
 import importlib.util
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -146,10 +147,28 @@ def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[st
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     expected = [(case.name, device) for device in devices for case in trusted.cases
                 if device == "cpu" or case not in audited]
-    done: dict[tuple[str, str], CaseResult] = {}
     phases = _phases(trusted.cases, devices)
-    judge.prefetch([case for runs in phases for case, device in runs if device == devices[0]],
-                   wanted=budget.worth_preparing)
+    stop = threading.Event()
+    prefetch = judge.prefetch([case for runs in phases for case, device in runs if device == devices[0]], stop,
+                              wanted=budget.worth_preparing)
+    try:
+        _run_phases(exercise, worker, on_result, report, judge, phases, expected, budget)
+    finally:
+        stop.set()  # a file that cannot be imported needs no more inputs: the thread ends within one case
+        prefetch.join()
+    if "cuda" in devices and audited:
+        report.notes.append(f"{len(audited)} memory-audited cases ran on the CPU only: the kernel measures host "
+                            f"memory.")
+    if any(result.diagnosis for result in report.results):
+        from grader.diagnosis import reconcile
+
+        reconcile(report.results, exercise)
+
+
+def _run_phases(exercise: Exercise, worker: Worker, on_result: OnResult, report: Report, judge: Judge,
+                phases: list[list[tuple[Case, str]]], expected: list[tuple[str, str]], budget: Budget) -> None:
+    """Each phase in its own worker; every result handed to `on_result` in report order as soon as it is."""
+    done: dict[tuple[str, str], CaseResult] = {}
     for phase, runs in enumerate(phases):
         if phase and worker.alive:
             # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
@@ -175,13 +194,6 @@ def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[st
             while len(report.results) < len(expected) and expected[len(report.results)] in done:
                 report.results.append(done[expected[len(report.results)]])
                 on_result(report.results[-1])
-    if "cuda" in devices and audited:
-        report.notes.append(f"{len(audited)} memory-audited cases ran on the CPU only: the kernel measures host "
-                            f"memory.")
-    if any(result.diagnosis for result in report.results):
-        from grader.diagnosis import reconcile
-
-        reconcile(report.results, exercise)
 
 
 def _phases(cases: list[Case], devices: list[str]) -> list[list[tuple[Case, str]]]:

@@ -165,6 +165,21 @@ def test_python_dash_m_grader_works(course) -> None:
     assert done.returncode == 0 and "No results yet" in done.stdout
 
 
+def test_a_file_that_cannot_be_imported_exits_1_not_aborted(course) -> None:
+    """Grading ends in milliseconds then, while inputs are still being built on another thread: that thread is
+    stopped and joined first, or torch code running at interpreter exit aborts the process (SIGABRT)."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "grader", "submit", "07-ring-attention", "--file",
+                           str(SUBMISSIONS / "syntax_error.py"), "--no-record", "--device", "cpu"],
+                          capture_output=True, text=True, cwd=course, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"})
+    assert done.returncode == 1 and done.stderr == "", done.stderr
+    assert done.stdout.splitlines()[-1].startswith("0 passed, ") and "SyntaxError" in done.stdout
+
+
 def test_internal_failure_is_a_grader_error_with_a_report(course, capsys, monkeypatch) -> None:
     from grader import grading
 
