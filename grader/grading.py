@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -28,6 +29,7 @@ from grader.supervisor import Worker
 
 DEVICES = ("cpu", "cuda", "all")
 OnResult = Callable[[CaseResult], None]
+OnStart = Callable[[Report], None]
 
 
 @dataclass
@@ -44,7 +46,8 @@ class Trusted:
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
           on_result: OnResult | None = None, time_limit: float | None = None,
           memory_limit_mb: int | None = None, group: tuple[str, int] | None = None,
-          only: set[str] | None = None, time_budget: float | None = None) -> Report:
+          only: set[str] | None = None, time_budget: float | None = None,
+          on_start: OnStart | None = None) -> Report:
     """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
 
     `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
@@ -53,6 +56,9 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     run the learner's functions together (grader/group_run.py). With `only`, just the cases of those
     names run (what `grader validate` has not graded before). `time_budget` replaces the exercise's
     budget for the whole command (grader/budget.py): cases left when it is used up are not run.
+    `on_result` gets each result as it is known, in report order; `on_start` gets the report once,
+    before the first case runs, with what is planned (`Report.planned`, `Report.uses`) and nothing
+    graded yet.
     """
     started = time.monotonic()
     if time_limit is not None:
@@ -70,6 +76,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
         raise UsageError(f"--{group[0]} needs at least 2 ranks, not {group[1]}")
     on_result = on_result or (lambda result: None)
     budget = Budget(exercise.time_budget)
+    on_start = on_start or (lambda report: None)
     # The zygote imports torch on another core while this process loads what it trusts; workers are then
     # forked from it, torch and all, in milliseconds.
     from grader import zygote
@@ -78,7 +85,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
 
     probe_soon()  # what confines learner code here, found while load_trusted imports torch
     with zygote.held():
-        report, trusted = _graded(exercise, learner, mode, device, group, only, on_result, budget)
+        report, trusted = _graded(exercise, learner, mode, device, group, only, on_result, budget, on_start)
     changed = fingerprint.changed(trusted.prints, exercise)
     if changed:
         report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
@@ -89,7 +96,8 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
 
 
 def _graded(exercise: Exercise, learner: Path, mode: str, device: str, group: tuple[str, int] | None,
-            only: set[str] | None, on_result: OnResult, budget: Budget) -> tuple[Report, Trusted]:
+            only: set[str] | None, on_result: OnResult, budget: Budget,
+            on_start: OnStart) -> tuple[Report, Trusted]:
     """Every case of the run (and the group suite), in isolated workers: the report and what was trusted."""
     worker = Worker(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
     try:
@@ -106,6 +114,8 @@ def _graded(exercise: Exercise, learner: Path, mode: str, device: str, group: tu
         from grader.sandbox import containment
 
         report.containment = containment()
+        _plan(report, trusted, devices, group)
+        on_start(report)
         _grade(exercise, learner, trusted, devices, worker, on_result, report, budget)
     finally:
         worker.stop()
@@ -141,12 +151,28 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
     return Trusted(checker, cases, reference, prints, suites)
 
 
+def _plan(report: Report, trusted: Trusted, devices: list[str], group: tuple[str, int] | None) -> None:
+    """What the run will report, per suite in run order, and which functions call which, before anything runs."""
+    planned = Counter(case.suite for case, device in _expected(trusted.cases, devices))
+    uses = {name: function.uses for name, function in trusted.checker.functions.items() if function.uses}
+    if group is not None:
+        suite = trusted.suites[group[0]]
+        planned.update(case.suite for case in suite.cases(group[1]))
+        if suite.uses:
+            uses[suite.function] = tuple(suite.uses)
+    report.planned, report.uses = dict(planned), uses
+
+
+def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
+    """Every run in report order: each device in turn, the memory-audited cases on the CPU only."""
+    return [(case, device) for device in devices for case in cases if device == "cpu" or MEMORY_AUDIT not in case.audit]
+
+
 def _grade(exercise: Exercise, learner: Path, trusted: Trusted, devices: list[str], worker: Worker,
            on_result: OnResult, report: Report, budget: Budget) -> None:
     judge = Judge(exercise, trusted.checker, _display(learner, exercise.root), trusted.reference)
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
-    expected = [(case.name, device) for device in devices for case in trusted.cases
-                if device == "cpu" or case not in audited]
+    expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
     phases = _phases(trusted.cases, devices)
     stop = threading.Event()
     prefetch = judge.prefetch([case for runs in phases for case, device in runs if device == devices[0]], stop,
@@ -184,7 +210,7 @@ def _run_phases(exercise: Exercise, worker: Worker, on_result: OnResult, report:
             if report.load_error:
                 result = CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR,
                                     report.load_error.splitlines()[0], points=case.points,
-                                    visibility=case.visibility, required=case.required)
+                                    visibility=case.visibility, required=case.required, load_failed=True)
             elif refusal:
                 result = budget.not_run(case, device, refusal)
             else:

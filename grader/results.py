@@ -55,6 +55,7 @@ class CaseResult:
     points: float = 1.0
     visibility: str = "visible"
     required: bool = False
+    load_failed: bool = False  # the learner's file could not be imported, so this case never ran
 
     @property
     def hidden(self) -> bool:
@@ -79,6 +80,10 @@ class Report:
     containment: str = ""      # what confined the learner's code (grader/sandbox.py says)
     seconds: float = 0.0
     declared_max: float | None = None  # the exercise's max_score; None: one point per case
+    # Known before the first case runs, for a progress display: results to come per suite, in run order.
+    planned: dict[str, int] = field(default_factory=dict)
+    # Which of the learner's functions each function calls (the checker says): a failure of one may explain another's.
+    uses: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def counted(self) -> list[CaseResult]:

@@ -107,6 +107,9 @@ def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
      "checker.py: the checker could not be loaded: SyntaxError"),
     (lambda folder: (folder / "checker.py").write_text("X = 1\n"),
      "checker.py: the checker must define exactly one subclass of grader.checker.Checker, found 0"),
+    (lambda folder: (folder / "checker.py").write_text((folder / "checker.py").read_text().replace(
+        "Function(arguments=", "Function(uses=('scale',), arguments=")),
+     "checker.py: scale uses 'scale', which is not another of the checker's functions"),
     (lambda folder: (folder / "cases/examples.yaml").write_text("cases:\n  - name: a\n    function: scale\n"
                                                                  "    factor: -1\n"),
      "examples.yaml:2: case 'a': factor must be a non-negative integer"),

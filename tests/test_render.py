@@ -91,3 +91,27 @@ def test_summary_line_counts_not_attempted_cases_apart() -> None:
                           CaseResult("b", "examples", "f", "cpu", Outcome.FAILED),
                           CaseResult("c", "examples", "f", "cuda", Outcome.SKIPPED)]
     assert report.summary_line() == "1 passed, 1 failed, 4 not attempted, 1 skipped"
+
+
+def test_the_plan_counts_every_suite_and_says_which_functions_call_which(exercise) -> None:
+    from grader.grading import _plan, load_trusted
+
+    trusted = load_trusted(exercise, "submit", group=True)
+    report = Report(exercise.name, "submit", "mine.py")
+    _plan(report, trusted, ["cpu"], ("ring", 3))
+    assert report.uses == {"ring_attention": ("attention_chunk_stats", "merge_chunk_stats"),
+                           "distributed_ring": ("attention_chunk_stats", "merge_chunk_stats")}
+    assert list(report.planned) == ["examples", "hidden", "ring"]  # the order they run in
+    assert report.planned["ring"] == len(trusted.suites["ring"].cases(3)) > 0
+    assert sum(report.planned.values()) - report.planned["ring"] == len(trusted.cases)  # one device: one run each
+
+
+def test_grading_announces_its_plan_before_the_first_result_and_marks_cases_a_load_error_kept(exercise) -> None:
+    from conftest import SUBMISSIONS
+    from grader.grading import grade
+
+    seen: list[object] = []
+    report = grade(exercise, SUBMISSIONS / "syntax_error.py", "run", "cpu", on_result=seen.append,
+                   on_start=lambda report: seen.append(dict(report.planned)))
+    assert seen[0] == {"examples": len(report.results)} and seen[1:] == report.results
+    assert report.load_error and all(result.load_failed for result in report.results)
