@@ -107,14 +107,16 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     file = learner_file(args.file) if args.file else exercise.stub  # a README or a folder: one line, not a run
     # What is kept with a submission is what was graded: read now, before the learner can save again.
     source = snapshot(file) if mode == "submit" and not args.no_record else None
-    renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
+    renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)),
+                                verbose=getattr(args, "verbose", False))
     from grader.sandbox import containment
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
     only = select(exercise, args.pattern) if getattr(args, "pattern", None) else None  # run -k
-    report = grade(exercise, file, mode, args.device, on_result=renderer.case, time_limit=args.time_limit,
-                   memory_limit_mb=args.memory_limit_mb, group=("ring", ring) if ring is not None else None,
-                   time_budget=args.time_budget, only=only)
+    with renderer.live():  # a progress bar on a terminal, gone before the summary
+        report = grade(exercise, file, mode, args.device, on_result=renderer.case, on_start=renderer.start,
+                       time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,
+                       group=("ring", ring) if ring is not None else None, time_budget=args.time_budget, only=only)
     if only is not None:
         report.notes.append(f"Only the examples matching -k {args.pattern!r} ran ({len(only)}).")
     if args.json:

@@ -61,3 +61,10 @@ def cut(line: str, limit: int) -> str:
         return line
     left = len(line) - limit
     return f"{line[:limit]} [... {left} more character{'s' * (left != 1)}]"
+
+
+def show(text: str) -> str:
+    """Text from outside the grader, ready for Rich: controls escaped visibly, then markup escaped."""
+    from rich.markup import escape  # here, not above: the worker imports this module and never needs Rich
+
+    return escape(inert(text))
