@@ -215,8 +215,8 @@ def test_stored_examples_are_what_the_course_computes(exported) -> None:
         stored = load_precomputed(bundle / "exercises" / name / "cases" / "examples.grader")
         assert [case.name for case in stored.cases()] == [case.name for case in cases] == example_names(course, name)
         assert stored.rule_reasons == checker.rule_reasons and stored.span_unit == checker.span_unit
-        assert {key: (f.arguments, f.outputs) for key, f in stored.functions.items()} == \
-               {key: (f.arguments, f.outputs) for key, f in checker.functions.items()}
+        assert {key: (f.arguments, f.outputs, f.uses) for key, f in stored.functions.items()} == \
+               {key: (f.arguments, f.outputs, f.uses) for key, f in checker.functions.items()}
         for case, kept in zip(cases, stored.cases()):
             inputs, expected, baseline = judge.prepare(case)
             mine = stored.build_inputs(kept.function, kept.params)
