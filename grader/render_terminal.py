@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.theme import Theme
 
 from grader import render_summary
+from grader.budget import NOT_RUN
 from grader.render_progress import LiveProgress
 from grader.results import CaseResult, Outcome, Report
 from grader.text import cut, inert, show
@@ -87,7 +88,9 @@ class TerminalRenderer:
         if result.load_failed:
             return  # the file could not be imported: said once, with the count, at the end
         quiet = result.outcome in (Outcome.PASSED, Outcome.SKIPPED, Outcome.NOT_ATTEMPTED)
-        if quiet and not self._every_case:
+        # A case the time budget kept from running has nothing of its own to show: the report's note
+        # says once how many there were and why (grader/budget.py).
+        if (quiet or NOT_RUN in result.extra) and not self._every_case:
             return
         self._print_header()
         style = result.outcome.value

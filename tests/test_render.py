@@ -291,3 +291,18 @@ def test_grading_announces_its_plan_before_the_first_result_and_marks_cases_a_lo
                    on_start=lambda report: seen.append(dict(report.planned)))
     assert seen[0] == {"examples": len(report.results)} and seen[1:] == report.results
     assert report.load_error and all(result.load_failed for result in report.results)
+
+
+def test_cases_the_time_budget_kept_from_running_are_counted_once_not_listed() -> None:
+    from grader.budget import NOT_RUN
+
+    reason = "not run: ring_attention already timed out on 3 cases (a, b, c); its other cases would most likely time out too"
+    results = [case(name, "ring_attention", Outcome.TIMED_OUT, "hidden", message="did not finish within the 10 s limit")
+               for name in "abc"]
+    results += [case(f"left-{n}", "ring_attention", Outcome.TIMED_OUT, "hidden", message=reason,
+                     extra={NOT_RUN: "timeouts"}) for n in range(40)]
+    note = "40 cases were not run: ring_attention had already timed out 3 times."
+    out = graded("submit", results, notes=[note])
+    assert out.count("TIMEOUT") == 3 and "already timed out on" not in out and out.count(note) == 1
+    assert "hidden  0/43 passed" in out.splitlines()
+    assert graded("submit", results, verbose=True, notes=[note]).count("already timed out on") == 40  # when asked
