@@ -41,16 +41,20 @@ HALF_DTYPES = (torch.bfloat16, torch.float16)
 
 @dataclass(frozen=True)
 class Function:
-    """One function the learner writes: its argument names, its output names, and the case keys it takes."""
+    """One function the learner writes: its argument names, its output names, the case keys it takes, and
+    which of the learner's other functions it is meant to call (`uses`), so that a report can say that its
+    failures may follow from theirs."""
 
     arguments: tuple[str, ...]
     outputs: tuple[str, ...]  # one name: a single tensor is returned; several: a tuple of that many tensors
     keys: frozenset[str] = frozenset()
+    uses: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", tuple(self.arguments))
         object.__setattr__(self, "outputs", tuple(self.outputs))
         object.__setattr__(self, "keys", frozenset(self.keys))
+        object.__setattr__(self, "uses", tuple(self.uses))
 
 
 @dataclass
@@ -199,4 +203,8 @@ def load_checker(path: Path) -> Checker:
     checker = found[0]()
     if not checker.functions:
         raise ConfigError("the checker names no functions (its `functions` is empty)", path)
+    for name, function in checker.functions.items():
+        unknown = [used for used in function.uses if used not in checker.functions or used == name]
+        if unknown:
+            raise ConfigError(f"{name} uses {unknown[0]!r}, which is not another of the checker's functions", path)
     return checker

@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the worker")
         command.add_argument("--ring", type=int, metavar="N",
                              help="then run a real ring of N >= 2 processes (torch.distributed)")
+        command.add_argument("--verbose", action="store_true",
+                             help="a line for every case, passing ones included (submit shows failures only)")
         if name in ("run", "watch"):
             command.add_argument("-k", dest="pattern", metavar="PATTERN",
                                  help="only the examples whose name contains PATTERN (or matches it: 'ring-*')")

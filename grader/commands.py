@@ -6,13 +6,13 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 
 from grader.course import (Exercise, check_exists, find_exercise, find_root, learner_file, load_course,
                            load_course_leniently)
 from grader.errors import UsageError
 from grader.progress import Progress, ProgressError, accepted, snapshot
+from grader.render_markdown import print_markdown
 from grader.render_terminal import show
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -67,9 +67,9 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     exercise = _exercise(args)
     text = check_exists(exercise.statement, "the statement").read_text(encoding="utf-8")
-    console.print(Markdown(text))
+    print_markdown(console, text)
     console.print(f"\n[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
-                  f"Next: grader run, grader hint, grader submit.[/]")
+                  f"Next: grader run, grader hint, grader submit.[/]", soft_wrap=False)
     return EXIT_OK
 
 
@@ -107,14 +107,16 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     file = learner_file(args.file) if args.file else exercise.stub  # a README or a folder: one line, not a run
     # What is kept with a submission is what was graded: read now, before the learner can save again.
     source = snapshot(file) if mode == "submit" and not args.no_record else None
-    renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)))
+    renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)),
+                                verbose=getattr(args, "verbose", False))
     from grader.sandbox import containment
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
     only = select(exercise, args.pattern) if getattr(args, "pattern", None) else None  # run -k
-    report = grade(exercise, file, mode, args.device, on_result=renderer.case, time_limit=args.time_limit,
-                   memory_limit_mb=args.memory_limit_mb, group=("ring", ring) if ring is not None else None,
-                   time_budget=args.time_budget, only=only)
+    with renderer.live():  # a progress bar on a terminal, gone before the summary
+        report = grade(exercise, file, mode, args.device, on_result=renderer.case, on_start=renderer.start,
+                       time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,
+                       group=("ring", ring) if ring is not None else None, time_budget=args.time_budget, only=only)
     if only is not None:
         report.notes.append(f"Only the examples matching -k {args.pattern!r} ran ({len(only)}).")
     if args.json:
@@ -164,7 +166,7 @@ def cmd_hint(args: argparse.Namespace, console: Console) -> int:
     for number, path in enumerate(hints[:opened], start=1):
         fresh = " (new)" if number > already else ""
         console.print(f"[heading]Hint {number} of {len(hints)}{fresh}[/]")
-        console.print(Markdown(path.read_text(encoding="utf-8")))
+        print_markdown(console, path.read_text(encoding="utf-8"))
         console.print()
     if already >= len(hints):
         console.print(f"That was the last hint: all {len(hints)} are open.")

@@ -9,7 +9,9 @@ meanwhile ends in an error, never a pass.
 from __future__ import annotations
 
 import importlib.util
+import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +29,7 @@ from grader.supervisor import Worker
 
 DEVICES = ("cpu", "cuda", "all")
 OnResult = Callable[[CaseResult], None]
+OnStart = Callable[[Report], None]
 
 
 @dataclass
@@ -44,7 +47,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
           on_result: OnResult | None = None, time_limit: float | None = None,
           memory_limit_mb: int | None = None, group: tuple[str, int] | None = None,
           only: set[str] | None = None, time_budget: float | None = None,
-          display: str | None = None) -> Report:
+          display: str | None = None, on_start: OnStart | None = None) -> Report:
     """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
 
     `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
@@ -54,6 +57,9 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     names run (what `grader validate` has not graded before). `time_budget` replaces the exercise's
     budget for the whole command (grader/budget.py): cases left when it is used up are not run.
     `display` names the file in messages and the report (by default, its path from the course's root).
+    `on_result` gets each result as it is known, in report order; `on_start` gets the report once,
+    before the first case runs, with what is planned (`Report.planned`, `Report.uses`) and nothing
+    graded yet.
     """
     started = time.monotonic()
     if time_limit is not None:
@@ -72,6 +78,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
         raise UsageError(f"--{group[0]} needs at least 2 ranks, not {group[1]}")
     on_result = on_result or (lambda result: None)
     budget = Budget(exercise.time_budget)
+    on_start = on_start or (lambda report: None)
     # The zygote imports torch on another core while this process loads what it trusts; workers are then
     # forked from it, torch and all, in milliseconds.
     from grader import zygote
@@ -80,7 +87,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
 
     probe_soon()  # what confines learner code here, found while load_trusted imports torch
     with zygote.held():
-        report, trusted = _graded(exercise, learner, shown, mode, device, group, only, on_result, budget)
+        report, trusted = _graded(exercise, learner, shown, mode, device, group, only, on_result, budget, on_start)
     changed = fingerprint.changed(trusted.prints, exercise)
     if changed:
         report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
@@ -91,7 +98,8 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
 
 
 def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: str, group: tuple[str, int] | None,
-            only: set[str] | None, on_result: OnResult, budget: Budget) -> tuple[Report, Trusted]:
+            only: set[str] | None, on_result: OnResult, budget: Budget,
+            on_start: OnStart) -> tuple[Report, Trusted]:
     """Every case of the run (and the group suite), in isolated workers: the report and what was trusted."""
     worker = Worker(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
     try:
@@ -108,6 +116,8 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
         from grader.sandbox import containment
 
         report.containment = containment()
+        _plan(report, trusted, devices, group)
+        on_start(report)
         _grade(exercise, shown, trusted, devices, worker, on_result, report, budget)
     finally:
         worker.stop()
@@ -143,16 +153,50 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
     return Trusted(checker, cases, reference, prints, suites)
 
 
+def _plan(report: Report, trusted: Trusted, devices: list[str], group: tuple[str, int] | None) -> None:
+    """What the run will report, per suite in run order, and which functions call which, before anything runs."""
+    planned = Counter(case.suite for case, device in _expected(trusted.cases, devices))
+    uses = {name: function.uses for name, function in trusted.checker.functions.items() if function.uses}
+    if group is not None:
+        suite = trusted.suites[group[0]]
+        planned.update(case.suite for case in suite.cases(group[1]))
+        if suite.uses:
+            uses[suite.function] = tuple(suite.uses)
+    report.planned, report.uses = dict(planned), uses
+
+
+def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
+    """Every run in report order: each device in turn, the memory-audited cases on the CPU only."""
+    return [(case, device) for device in devices for case in cases if device == "cpu" or MEMORY_AUDIT not in case.audit]
+
+
 def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str], worker: Worker,
            on_result: OnResult, report: Report, budget: Budget) -> None:
     judge = Judge(exercise, trusted.checker, shown, trusted.reference)
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
-    expected = [(case.name, device) for device in devices for case in trusted.cases
-                if device == "cpu" or case not in audited]
-    done: dict[tuple[str, str], CaseResult] = {}
+    expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
     phases = _phases(trusted.cases, devices)
-    judge.prefetch([case for runs in phases for case, device in runs if device == devices[0]],
-                   wanted=budget.worth_preparing)
+    stop = threading.Event()
+    prefetch = judge.prefetch([case for runs in phases for case, device in runs if device == devices[0]], stop,
+                              wanted=budget.worth_preparing)
+    try:
+        _run_phases(exercise, worker, on_result, report, judge, phases, expected, budget)
+    finally:
+        stop.set()  # a file that cannot be imported needs no more inputs: the thread ends within one case
+        prefetch.join()
+    if "cuda" in devices and audited:
+        report.notes.append(f"{len(audited)} memory-audited cases ran on the CPU only: the kernel measures host "
+                            f"memory.")
+    if any(result.diagnosis for result in report.results):
+        from grader.diagnosis import reconcile
+
+        reconcile(report.results, exercise)
+
+
+def _run_phases(exercise: Exercise, worker: Worker, on_result: OnResult, report: Report, judge: Judge,
+                phases: list[list[tuple[Case, str]]], expected: list[tuple[str, str]], budget: Budget) -> None:
+    """Each phase in its own worker; every result handed to `on_result` in report order as soon as it is."""
+    done: dict[tuple[str, str], CaseResult] = {}
     for phase, runs in enumerate(phases):
         if phase and worker.alive:
             # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
@@ -168,7 +212,7 @@ def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str],
             if report.load_error:
                 result = CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR,
                                     report.load_error.splitlines()[0], points=case.points,
-                                    visibility=case.visibility, required=case.required)
+                                    visibility=case.visibility, required=case.required, load_failed=True)
             elif refusal:
                 result = budget.not_run(case, device, refusal)
             else:
@@ -178,13 +222,6 @@ def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str],
             while len(report.results) < len(expected) and expected[len(report.results)] in done:
                 report.results.append(done[expected[len(report.results)]])
                 on_result(report.results[-1])
-    if "cuda" in devices and audited:
-        report.notes.append(f"{len(audited)} memory-audited cases ran on the CPU only: the kernel measures host "
-                            f"memory.")
-    if any(result.diagnosis for result in report.results):
-        from grader.diagnosis import reconcile
-
-        reconcile(report.results, exercise)
 
 
 def _phases(cases: list[Case], devices: list[str]) -> list[list[tuple[Case, str]]]:

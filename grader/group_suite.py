@@ -43,6 +43,7 @@ class GroupSuite:
 
     option = "ring"
     function = "distributed_ring"   # the `function` its cases name
+    uses: tuple[str, ...] = ()      # the learner's functions each rank calls: their failures may explain this suite's
     rank_program: Path              # the exercise's file each rank runs, inside the sandbox
 
     def case_files(self) -> list[Path]:

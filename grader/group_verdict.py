@@ -6,6 +6,7 @@ from typing import Any
 
 from grader.course import Exercise
 from grader.results import CaseResult, Outcome
+from grader.text import fit
 
 
 def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, result: CaseResult,
@@ -116,7 +117,7 @@ def _rank_line(rank: Any) -> str:
         if body.get("kind") == "returned":
             return f"rank {rank.number}: finished"
         who = "gave up waiting for a peer" if body.get("phase") == "communication" else "raised"
-        return f"rank {rank.number}: {who}: {body.get('exception')}: {body.get('message', '')}"[:300]
+        return fit(f"rank {rank.number}: {who}: {body.get('exception')}: {body.get('message', '')}", 300)
     if rank.ended.startswith("timeout:"):
         return f"rank {rank.number}: still running when the group was stopped (killed)"
     return f"rank {rank.number}: ended ({rank.ended})" if rank.ended else ""

@@ -95,12 +95,17 @@ class Judge:
             answer_cache.store(self.exercise.root, key, expected, baseline)
         return expected, baseline
 
-    def prefetch(self, cases: list[Case], wanted: Callable[[Case], bool] = lambda case: True) -> threading.Thread:
+    def prefetch(self, cases: list[Case], stop: threading.Event,
+                 wanted: Callable[[Case], bool] = lambda case: True) -> threading.Thread:
         """Build the cases' inputs and answers on another core while the worker computes: in order, ahead,
-        skipping those no longer `wanted` when their turn comes (a function given up on, grader/budget.py)."""
+        skipping those no longer `wanted` when their turn comes (a function given up on, grader/budget.py),
+        until `stop` is set. Join the thread before the process may exit: torch code still running on a
+        thread at interpreter exit aborts the process (SIGABRT) after the report is printed."""
 
         def build() -> None:
             for case in cases:
+                if stop.is_set():
+                    return
                 if not wanted(case):
                     continue
                 try:

@@ -48,8 +48,8 @@ def encode_examples(exercise: str, checker: Checker, judge: Any, cases: list[Cas
             "rule_reasons": dict(checker.rule_reasons),
             "tolerance": {"float64": checker.tolerance.float64, "float32": checker.tolerance.float32,
                           "half_factor": checker.tolerance.half_factor},
-            "functions": {name: {"arguments": list(spec.arguments), "outputs": list(spec.outputs)}
-                          for name, spec in checker.functions.items()},
+            "functions": {name: {"arguments": list(spec.arguments), "outputs": list(spec.outputs),
+                                 "uses": list(spec.uses)} for name, spec in checker.functions.items()},
             "cases": records}
     return wire.encode(body, tensors)
 
@@ -96,7 +96,8 @@ class PrecomputedChecker(Checker):
     """Serves a bundle's stored examples: what the course's checker and reference computed, read back."""
 
     def __init__(self, path: Path, body: dict[str, Any], tensors: list[torch.Tensor]) -> None:
-        self.functions = {name: Function(spec["arguments"], spec["outputs"])
+        # `uses` only names which failures may follow from which; a bundle written before it had none.
+        self.functions = {name: Function(spec["arguments"], spec["outputs"], uses=spec.get("uses", ()))
                           for name, spec in body["functions"].items()}
         self.tolerance = Tolerance(**body["tolerance"])
         self.span_unit = str(body["span_unit"])

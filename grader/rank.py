@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from grader import wire
+from grader.text import fit
 from grader.worker import REPLY_FD, describe_exception, load_learner, send, warm_up
 
 TENSORS_FD = 3
@@ -132,7 +133,7 @@ def _communication_error(error: BaseException, doing: str) -> dict[str, Any]:
     if "] " in text:  # gloo prefixes its messages with a source path that means nothing to a learner
         text = text.split("] ", 1)[1]
     return {"kind": "raised", "phase": "communication", "exception": type(error).__name__,
-            "message": f"while {doing}: {text[:500]}", "traceback": ""}
+            "message": f"while {doing}: {fit(text, 500)}", "traceback": ""}
 
 
 def _flush() -> None:

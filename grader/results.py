@@ -55,6 +55,7 @@ class CaseResult:
     points: float = 1.0
     visibility: str = "visible"
     required: bool = False
+    load_failed: bool = False  # the learner's file could not be imported, so this case never ran
 
     @property
     def hidden(self) -> bool:
@@ -79,6 +80,10 @@ class Report:
     containment: str = ""      # what confined the learner's code (grader/sandbox.py says)
     seconds: float = 0.0
     declared_max: float | None = None  # the exercise's max_score; None: one point per case
+    # Known before the first case runs, for a progress display: results to come per suite, in run order.
+    planned: dict[str, int] = field(default_factory=dict)
+    # Which of the learner's functions each function calls (the checker says): a failure of one may explain another's.
+    uses: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def counted(self) -> list[CaseResult]:
@@ -118,7 +123,12 @@ class Report:
 
     @property
     def failed(self) -> int:
+        """Every case that counts as a failure, those not attempted included (what decides the status)."""
         return sum(result.outcome.counts_as_failure for result in self.results)
+
+    @property
+    def not_attempted(self) -> int:
+        return self.count(Outcome.NOT_ATTEMPTED)
 
     @property
     def ran(self) -> int:
@@ -138,5 +148,7 @@ class Report:
         return bool(ran) and all(result.outcome is Outcome.NOT_ATTEMPTED for result in ran)
 
     def summary_line(self) -> str:
-        line = f"{self.passed} passed, {self.failed} failed"
+        """The closing count line, '3 passed, 2 failed, 2 not attempted': a stub's cases are not called failed."""
+        line = f"{self.passed} passed, {self.failed - self.not_attempted} failed"
+        line += f", {self.not_attempted} not attempted" if self.not_attempted else ""
         return line + (f", {self.skipped} skipped" if self.skipped else "")

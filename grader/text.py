@@ -61,3 +61,28 @@ def cut(line: str, limit: int) -> str:
         return line
     left = len(line) - limit
     return f"{line[:limit]} [... {left} more character{'s' * (left != 1)}]"
+
+
+def fit(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, mark included: where it had to be cut, it ends with
+    `[... N more characters]`, so that a reader never takes a cut line for the whole of it (a worker's
+    reply has fields of bounded length: the mark must fit inside the bound, not after it)."""
+    if len(text) <= limit:
+        return text
+    keep = limit
+    # The mark's own length depends on how much it leaves out: settle it in a step or two.
+    while True:
+        left = len(text) - keep
+        mark = f" [... {left} more character{'s' * (left != 1)}]"
+        if keep + len(mark) <= limit:
+            return text[:keep] + mark
+        keep = max(limit - len(mark), 0)
+        if keep == 0:
+            return text[:limit]  # a bound too small for any mark (never, with the grader's bounds)
+
+
+def show(text: str) -> str:
+    """Text from outside the grader, ready for Rich: controls escaped visibly, then markup escaped."""
+    from rich.markup import escape  # here, not above: the worker imports this module and never needs Rich
+
+    return escape(inert(text))

@@ -21,6 +21,7 @@ from typing import Any
 
 from grader import wire
 from grader.shared_inputs import build_args, open_shared
+from grader.text import fit
 
 MODULE_NAME = "submission"
 TASK_FD, REPLY_FD = 3, 4
@@ -79,7 +80,7 @@ def send(fd: int, reply: dict[str, Any], task_id: int | None = None, limit: int 
             raise ValueError(f"it is {len(data)} bytes, more than the {limit} this case allows")
     except Exception as error:  # noqa: BLE001  (a learner's tensor of an odd dtype, layout or device)
         data = wire.encode({"kind": "raised", "exception": type(error).__name__, "traceback": "", "id": task_id,
-                            "message": f"the returned value could not be sent: {_message(error)[:500]}",
+                            "message": f"the returned value could not be sent: {fit(_message(error), 500)}",
                             "seconds": float(reply.get("seconds", 0.0))})
     wire.write_bytes(fd, data)
 
@@ -96,15 +97,15 @@ def load_learner(path: Path) -> tuple[Any, dict | None]:
         spec.loader.exec_module(module)
         return module, None
     except SyntaxError as error:
-        return None, {"exception": type(error).__name__, "message": _message(error.msg)[:4000],
+        return None, {"exception": type(error).__name__, "message": fit(_message(error.msg), 4000),
                       "line": error.lineno if isinstance(error.lineno, int) and error.lineno > 0 else None,
-                      "text": (error.text or "").strip()[:1000], "traceback": ""}
+                      "text": fit((error.text or "").strip(), 1000), "traceback": ""}
     except BaseException as error:  # noqa: BLE001  (SystemExit and KeyboardInterrupt at import too)
         frames = learner_frames(error, path)
         line = frames[-1].lineno if frames else None
         text = (frames[-1].line or "").strip() if frames else ""
         return None, {"exception": _name(error), "message": _message(error), "line": line,
-                      "text": text[:1000], "traceback": format_frames(frames, error)}
+                      "text": fit(text, 1000), "traceback": format_frames(frames, error)}
 
 
 def run_task(module: Any, learner: Path, task: dict[str, Any], fd: int, observe, tensors: list[Any]) -> dict[str, Any]:
@@ -177,7 +178,7 @@ def _type_name(value: Any) -> str:
         name += f" of shape {tuple(value.shape)}"
     elif name in ("tuple", "list"):
         name = f"a {name} of {len(value)}"
-    return name[:200]
+    return fit(name, 200)
 
 
 def describe_exception(error: BaseException, learner: Path, seconds: float, device: str) -> dict[str, Any]:
@@ -191,7 +192,7 @@ def describe_exception(error: BaseException, learner: Path, seconds: float, devi
             isinstance(error, RuntimeError) and "can't allocate memory" in message):
         kind = "out-of-memory"
     elif isinstance(error, SystemExit):
-        message = f"your code called sys.exit({_message(error)[:100]}) (or raised SystemExit)"
+        message = f"your code called sys.exit({fit(_message(error), 100)}) (or raised SystemExit)"
     restart = device == "cuda" and ("CUDA error" in message or name == "AcceleratorError")
     return {"kind": kind, "exception": name, "message": message, "seconds": seconds, "restart": restart,
             "traceback": format_frames(learner_frames(error, learner), error)}
@@ -216,9 +217,9 @@ def format_frames(frames: list[traceback.FrameSummary], error: BaseException, ke
     for frame in frames:
         lines.append(f'  File "{Path(frame.filename).name}", line {frame.lineno}, in {frame.name}')
         if frame.line:
-            lines.append(f"    {frame.line.strip()[:300]}")
+            lines.append(f"    {fit(frame.line.strip(), 300)}")
     lines.append(f"{_name(error)}: {_message(error)}")
-    return "\n".join(lines)[:16000]
+    return fit("\n".join(lines), 16000)
 
 
 def _resolve(filename: str) -> str:
@@ -230,7 +231,7 @@ def _resolve(filename: str) -> str:
 
 def _name(error: BaseException) -> str:
     try:
-        return str(type(error).__name__)[:200]
+        return fit(str(type(error).__name__), 200)
     except Exception:  # noqa: BLE001
         return "Exception"
 
@@ -240,7 +241,7 @@ def _message(error: Any) -> str:
         text = str(error)
     except BaseException:  # noqa: BLE001  (a learner's exception whose __str__ fails)
         text = "<message could not be shown>"
-    return text if len(text) <= 2000 else text[:2000] + " [...]"
+    return fit(text, 2000)
 
 
 def flush_output() -> None:

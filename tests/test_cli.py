@@ -41,7 +41,7 @@ def test_run_on_the_stub_is_not_attempted(course, capsys) -> None:
     assert code == 1
     assert "Not attempted yet" in out and "exercises/07-ring-attention/ring_attention.py" in out
     assert "grader hint" in out
-    assert out.rstrip().splitlines()[-1] == "0 passed, 7 failed"
+    assert out.rstrip().splitlines()[-1] == "0 passed, 0 failed, 7 not attempted"
 
 
 def test_run_then_status_shows_the_run(course, capsys) -> None:
@@ -71,6 +71,12 @@ def test_submit_wrong_is_rejected_with_actionable_message(course, capsys) -> Non
     assert "Not accepted" in out
     assert "output is wrong: largest error" in out
     assert "merging without rescaling" in out  # what the learner printed, shown for examples
+    lines = out.splitlines()
+    assert not any(line.startswith("PASS") for line in lines)  # counted per suite instead
+    assert "examples  2/7 passed" in lines and any(line.startswith("hidden    ") for line in lines)
+    assert out.count("Likely mistake: Adds chunk statistics without rescaling") == 1  # once, naming its cases
+    assert "this may follow from merge_chunk_stats failing above: fix that first" in out
+    assert "\x1b" not in out  # piped: no progress bar, no colour
 
 
 def test_hidden_failures_show_no_inputs_or_prints(course, capsys) -> None:
@@ -139,6 +145,22 @@ def test_syntax_error_names_file_line_and_text(course, capsys) -> None:
     assert "syntax_error.py:6: your file could not be imported: SyntaxError" in out
     assert "def attention_chunk_stats(query, key_chunk, value_chunk)" in out
     assert "grader/" not in out  # no grader frames
+    assert out.count("your file could not be imported") == 1  # once, not once per case
+    assert "Your file could not be imported, so none of its 7 cases ran:" in out
+
+
+def test_submit_lists_passing_cases_only_when_verbose(course, exercise, capsys, tmp_path) -> None:
+    """A file with one function written: its cases pass, the others are not attempted."""
+    partial = tmp_path / "partial.py"
+    docstring = '"""Re-express both sides against their shared max, then add them."""'
+    partial.write_text(SOLUTION.read_text().replace(docstring, docstring + "\n    raise NotImplementedError"))
+    code, quiet = run(capsys, "submit", "--file", str(partial), "--no-record", "--device", "cpu")
+    code, verbose = run(capsys, "submit", "--file", str(partial), "--no-record", "--device", "cpu", "--verbose")
+    assert code == 1
+    assert "PASS    stats-tiny-by-hand (attention_chunk_stats, cpu)" in verbose.splitlines()
+    assert not any(line.startswith(("PASS", "TODO")) for line in quiet.splitlines())
+    assert "Not attempted yet: merge_chunk_stats" in quiet
+    assert quiet.splitlines()[-1] == verbose.splitlines()[-1] and " not attempted" in quiet.splitlines()[-1]
 
 
 def test_cuda_only_without_cuda_is_a_usage_error(course, capsys) -> None:
@@ -163,6 +185,28 @@ def test_python_dash_m_grader_works(course) -> None:
     done = subprocess.run([sys.executable, "-m", "grader", "status"], capture_output=True, text=True,
                           cwd=course, timeout=60, env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0 and "No results yet" in done.stdout
+
+
+def test_submit_of_a_file_that_cannot_be_imported_says_so_once(course) -> None:
+    """End to end, as a learner types it: the import error once, with the count of cases it kept from running.
+
+    Grading ends in milliseconds then, while inputs are still being built on another thread: the status must
+    still be 1 (that thread is joined first; torch code running at interpreter exit would abort the process)."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "grader", "submit", "07-ring-attention", "--file",
+                           str(SUBMISSIONS / "syntax_error.py"), "--no-record", "--device", "cpu"],
+                          capture_output=True, text=True, cwd=course, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"})
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert out.count("SyntaxError") == 1 and out.count("def attention_chunk_stats(query, key_chunk, value_chunk)") == 1
+    (line,) = [line for line in out.splitlines() if line.startswith("Your file could not be imported")]
+    total = int(out.splitlines()[-1].split(", ")[1].split()[0])  # '0 passed, 163 failed'
+    assert total > 7 and line == f"Your file could not be imported, so none of its {total} cases ran:"
+    assert "ERROR" not in out and "\x1b" not in out and done.stderr == ""
 
 
 def test_internal_failure_is_a_grader_error_with_a_report(course, capsys, monkeypatch) -> None:

@@ -37,7 +37,7 @@ def test_an_exercise_made_only_of_its_own_files_is_graded(two, capsys):
     code, out = run(capsys, "list")
     assert code == 0 and "07-ring-attention" in out and "02-scale" in out
     code, out = run(capsys, "run", "02", "--no-record")  # a unique prefix names it
-    assert code == 1 and "Not attempted yet" in out and out.rstrip().endswith("0 passed, 2 failed")
+    assert code == 1 and "Not attempted yet" in out and out.rstrip().endswith("0 passed, 0 failed, 2 not attempted")
     solution = two / "solutions/02-scale/scale.py"
     code, out = run(capsys, "submit", "02-scale/", "--file", str(solution), "--no-record", "--device", "cpu",
                     "--json", str(two / "out.json"))
@@ -107,6 +107,9 @@ def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
      "checker.py: the checker could not be loaded: SyntaxError"),
     (lambda folder: (folder / "checker.py").write_text("X = 1\n"),
      "checker.py: the checker must define exactly one subclass of grader.checker.Checker, found 0"),
+    (lambda folder: (folder / "checker.py").write_text((folder / "checker.py").read_text().replace(
+        "Function(arguments=", "Function(uses=('scale',), arguments=")),
+     "checker.py: scale uses 'scale', which is not another of the checker's functions"),
     (lambda folder: (folder / "cases/examples.yaml").write_text("cases:\n  - name: a\n    function: scale\n"
                                                                  "    factor: -1\n"),
      "examples.yaml:2: case 'a': factor must be a non-negative integer"),

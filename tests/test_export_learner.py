@@ -215,8 +215,8 @@ def test_stored_examples_are_what_the_course_computes(exported) -> None:
         stored = load_precomputed(bundle / "exercises" / name / "cases" / "examples.grader")
         assert [case.name for case in stored.cases()] == [case.name for case in cases] == example_names(course, name)
         assert stored.rule_reasons == checker.rule_reasons and stored.span_unit == checker.span_unit
-        assert {key: (f.arguments, f.outputs) for key, f in stored.functions.items()} == \
-               {key: (f.arguments, f.outputs) for key, f in checker.functions.items()}
+        assert {key: (f.arguments, f.outputs, f.uses) for key, f in stored.functions.items()} == \
+               {key: (f.arguments, f.outputs, f.uses) for key, f in checker.functions.items()}
         for case, kept in zip(cases, stored.cases()):
             inputs, expected, baseline = judge.prepare(case)
             mine = stored.build_inputs(kept.function, kept.params)
@@ -260,7 +260,7 @@ def test_run_on_the_stub_is_not_attempted(exported, name) -> None:
     for case in cases:
         assert any(line.startswith("TODO") and f" {case} (" in line for line in lines), case
     assert "Not attempted yet" in done.stdout
-    assert lines[-1] == f"0 passed, {len(cases)} failed"
+    assert lines[-1] == f"0 passed, 0 failed, {len(cases)} not attempted"
 
 
 def _verdicts(results: dict) -> list[dict]:

@@ -6,6 +6,7 @@ import io
 import json
 import re
 import time
+from pathlib import Path
 
 from rich.console import Console
 
@@ -13,7 +14,7 @@ from grader.render_json import report_to_json, write_json
 from grader.render_json import test_to_json as result_to_json
 from grader.render_terminal import OUTPUT_WIDTH, THEME, TerminalRenderer, make_console
 from grader.results import CaseResult, Outcome, Report
-from grader.text import cut, inert
+from grader.text import cut, fit, inert
 
 # Clear the screen, set the window title, return to the line start and print a fake verdict,
 # then reverse the rest of the line.
@@ -95,6 +96,28 @@ def test_cut_marks_what_it_left_out() -> None:
     assert cut("x" * 10, 10) == "x" * 10
     assert cut("x" * 11, 10) == "x" * 10 + " [... 1 more character]"
     assert cut("x" * 1244, 10) == "x" * 10 + " [... 1234 more characters]"
+
+
+def test_fit_marks_a_cut_within_the_bound() -> None:
+    """What a worker sends has bounded fields: a cut line must say so and still fit its bound."""
+    assert fit("x" * 200, 200) == "x" * 200
+    assert fit("x" * 201, 200) == "x" * 175 + " [... 26 more characters]"
+    for length in (201, 250, 999, 1000, 1001, 10**6):
+        for limit in (40, 200, 4000):
+            shown = fit("y" * length, limit)
+            assert len(shown) <= limit and (length <= limit or shown.endswith(" more characters]")), (length, limit)
+            if length > limit:
+                left = int(shown.rsplit("[... ", 1)[1].split()[0])
+                assert shown.startswith("y" * (length - left)) and len(shown) > limit - 5  # no room wasted
+
+
+def test_a_long_exception_name_from_the_worker_is_marked_as_cut() -> None:
+    from grader.worker import describe_exception
+
+    error = type("E" * 300, (Exception,), {})("m" * 5000)
+    reply = describe_exception(error, Path("mine.py"), 0.0, "cpu")
+    assert len(reply["exception"]) <= 200 and reply["exception"].endswith("more characters]")
+    assert reply["message"].endswith("[... 3027 more characters]") and len(reply["message"]) == 2000
 
 
 def test_large_outputs_are_cheap() -> None:

@@ -26,6 +26,8 @@ ARGUMENTS = {
     + tuple(f"chunk_{name}" for name in OUTPUT_NAMES["merge_chunk_stats"]),
     "ring_attention": ("query", "key_chunks", "value_chunks"),
 }
+# ring_attention folds the other two over the chunks (hint 3 describes that loop): when they fail, it fails too.
+USES = {"ring_attention": ("attention_chunk_stats", "merge_chunk_stats")}
 _COMMON = {"batch", "lq", "d", "dv", "dtype", "seed", "scale", "layout", "values"}
 _ALLOWED = {
     "attention_chunk_stats": _COMMON | {"lk", "score_shift", "row_scale"},
@@ -37,7 +39,8 @@ _ALLOWED = {
 class RingAttentionChecker(Checker):
     """The three functions of exercise 07; see the module functions below for how each case is built."""
 
-    functions = {name: Function(ARGUMENTS[name], OUTPUT_NAMES[name], _ALLOWED[name]) for name in OUTPUT_NAMES}
+    functions = {name: Function(ARGUMENTS[name], OUTPUT_NAMES[name], _ALLOWED[name], USES.get(name, ()))
+                 for name in OUTPUT_NAMES}
     span_unit = "keys"
     rule_reasons = {
         "inputs-modified": "a chunk from a ring neighbour is passed on as it came",

@@ -25,6 +25,7 @@ class RingSuite(GroupSuite):
 
     option = "ring"
     function = "distributed_ring"
+    uses = ("attention_chunk_stats", "merge_chunk_stats")  # what ring_rank.py calls on every rank
 
     def __init__(self, checker: Any, folder: Path) -> None:
         self.checker = checker
