@@ -164,3 +164,23 @@ def check_gradescope(data: dict) -> None:
         assert 0 <= test["score"] <= test["max_score"]
         assert isinstance(test["name"], str) and isinstance(test["number"], str) and test["output_format"] in FORMATS
         assert isinstance(test["tags"], list) and all(isinstance(tag, str) for tag in test["tags"])
+
+
+@pytest.fixture
+def scale_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private course of the small test exercise 02-scale (four cases, two of them hidden), as the grader's root."""
+    root = make_course(tmp_path / "course", ["02-scale"], FIXTURES / "courses")
+    monkeypatch.setenv("GRADER_ROOT", str(root))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.chdir(root)
+    return root
+
+
+def run_cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, list[str]]:
+    """The grader's command line in this process: exit code and printed lines; never a traceback."""
+    from grader.cli import main
+
+    code = main(list(argv))
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err
+    return code, out.out.splitlines()

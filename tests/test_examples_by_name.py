@@ -9,29 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, REPO, make_course
-from grader.cli import main
+from conftest import REPO, run_cli
 
 EXERCISE = "02-scale"
 HIDDEN = ("scale-float32", "scale-by-one-is-required")
 
 
 @pytest.fixture
-def scale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private course of the test exercise 02-scale, its stub holding the reference solution."""
-    root = make_course(tmp_path / "course", [EXERCISE], FIXTURES / "courses")
-    (root / "exercises" / EXERCISE / "scale.py").write_bytes((root / "solutions" / EXERCISE / "scale.py").read_bytes())
-    monkeypatch.setenv("GRADER_ROOT", str(root))
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.chdir(root)
-    return root
+def scale(scale_course: Path) -> Path:
+    """The 02-scale course, its stub holding the reference solution."""
+    exercise = scale_course / "exercises" / EXERCISE
+    (exercise / "scale.py").write_bytes((scale_course / "solutions" / EXERCISE / "scale.py").read_bytes())
+    return scale_course
 
 
-def run(capsys, *argv: str) -> tuple[int, list[str]]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    assert "Traceback" not in out.out + out.err
-    return code, out.out.splitlines()
+run = run_cli
 
 
 @pytest.mark.parametrize(("pattern", "ran"), [

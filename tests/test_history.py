@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, make_course
-from grader.cli import main
+from conftest import run_cli
 
 EXERCISE = "02-scale"
 RIGHT = "def scale(x, factor):\n    total = x - x\n    for _ in range(factor):\n        total = total + x\n    return total\n"
@@ -16,20 +15,11 @@ WRONG = "def scale(x, factor):\n    return x + x  # always twice\n"
 
 
 @pytest.fixture
-def scale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private course of the small test exercise 02-scale (four cases, two of them hidden)."""
-    root = make_course(tmp_path / "course", [EXERCISE], FIXTURES / "courses")
-    monkeypatch.setenv("GRADER_ROOT", str(root))
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.chdir(root)
-    return root
+def scale(scale_course: Path) -> Path:
+    return scale_course
 
 
-def run(capsys, *argv: str) -> tuple[int, list[str]]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    assert "Traceback" not in out.out + out.err
-    return code, out.out.splitlines()
+run = run_cli
 
 
 def submit(capsys, stub: Path, source: str) -> int:

@@ -8,18 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, SUBMISSIONS, make_course
+from conftest import SUBMISSIONS
 from grader.cli import main
 
 
 @pytest.fixture
-def scale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A course holding only the small test exercise 02-scale."""
-    root = make_course(tmp_path / "course", ["02-scale"], FIXTURES / "courses")
-    monkeypatch.setenv("GRADER_ROOT", str(root))
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.chdir(root)
-    return root
+def scale(scale_course: Path) -> Path:
+    return scale_course
 
 
 def validate(capsys, *argv: str) -> tuple[int, str]:
