@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REFERENCE = ROOT / "solutions" / "07-ring-attention" / "ring_attention.py"
 LIMIT = 3.0  # seconds for the ring itself; torch's import and the rendezvous are not counted
+HANG_LIMIT = 1.5
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +91,10 @@ def test_a_merge_without_rescaling_fails_with_a_clear_message(exercise, solution
 @pytest.mark.parametrize("how", ["hang", "spin"])
 def test_a_rank_that_hangs_is_named_and_every_rank_is_killed(exercise, solution, tmp_path, how):
     started = time.monotonic()
-    result = run_case(exercise, misbehaving(tmp_path, how), _case([2, 2, 2, 2], lq=2), False, solution, LIMIT)
+    # A shorter limit than the others': a rank that sleeps is waited on three times the limit.
+    result = run_case(exercise, misbehaving(tmp_path, how), _case([2, 2, 2, 2], lq=2), False, solution, HANG_LIMIT)
     assert result.outcome is Outcome.TIMED_OUT
-    assert result.message == f"rank 1 did not finish within {LIMIT:g} s; the others waited for it"
+    assert result.message == f"rank 1 did not finish within {HANG_LIMIT:g} s; the others waited for it"
     assert f"[rank 1] rank 1 is about to {how}" in result.stdout
     assert time.monotonic() - started < 60
 
