@@ -26,6 +26,7 @@ from grader.course import Exercise
 from grader.grading import grade
 from grader.results import CaseResult, Outcome
 
+FEW = 80  # verdicts to grade: up to this many, in this process
 PARALLEL = 2  # grades at once: each is a worker process, and the machines we run on may have 2 cores
 VIOLATIONS = {"", "materialization", "peak-memory", "inputs-modified", "forbidden"}
 CACHE_FOLDER = Path(".grader") / "validate"
@@ -150,10 +151,11 @@ def _grade_missing(exercise: Exercise, cases: list[Case], todo: list, cache: Ver
     if not todo:
         return
     by_name = {case.name: case for case in cases}
-    if len(todo) == 1:  # one file: no pool to start
-        item, runnable, text, missing = todo[0]
-        results = _grade_file(exercise, runnable, missing)
-        _keep(item, text, missing, results, by_name, cache)
+    if len(todo) == 1 or sum(len(missing) for *_, missing in todo) <= FEW:
+        # One file, or a case or two for each (a case added): graded here, with this process's zygote,
+        # in less time than a pool takes to start (two more torch imports and zygotes).
+        for item, runnable, text, missing in todo:
+            _keep(item, text, missing, _grade_file(exercise, runnable, missing), by_name, cache)
         return
     # Processes, not threads: each grade's pipes and output threads stay in a process of their own, and
     # each process keeps its own cache of the mistakes' outputs. Spawned, so no thread state is forked.

@@ -89,8 +89,10 @@ def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistak
         row.caught_by = [result.name for result in failing]
         full, alone = {}, {}
         for result in failing:
-            full[result.name] = _agreeing(judge, known, by_name[result.name], result, row.stem, "")
-            alone[result.name] = _agreeing(judge, known, by_name[result.name], result, row.stem, row.stem)
+            # Worked out once: leaving the mistake itself out only drops it from the list.
+            found, first_only = _agreeing(judge, known, by_name[result.name], result, row.stem)
+            others = [stem for stem in found if stem != row.stem]
+            full[result.name], alone[result.name] = (found[:1], others[:1]) if first_only else (found, others)
         row.matches = full
         row.named = _reconciled(full)
         row.without_itself = _reconciled(alone)
@@ -98,17 +100,18 @@ def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistak
     return Matrix([case.name for case in cases], rows, {item.path.stem: item.passed for item in variants})
 
 
-def _agreeing(judge: Judge, known: Any, case: Case, result: Any, stem: str, leave_out: str) -> list[str]:
-    """The mistakes that agree with `stem`'s own failure on `case`, as the diagnosis would rank them."""
+def _agreeing(judge: Judge, known: Any, case: Case, result: Any, stem: str) -> tuple[list[str], bool]:
+    """The mistakes that agree with `stem`'s own failure on `case`, as the diagnosis would rank them, and
+    whether the diagnosis names only the first of them (a broken rule names the first mistake breaking it)."""
     violated = result.extra.get("violates")
     if violated:
-        return [m.stem for m in known.mistakes if m.violates == violated and m.stem != leave_out][:1]
+        return [m.stem for m in known.mistakes if m.violates == violated], True
     if MEMORY_AUDIT in case.audit:
-        return []  # cases too large to run every mistake on in this process; they are named by rule above
+        return [], False  # cases too large to run every mistake on in this process; they are named by rule above
     behaviour = known.behaviour(judge, case)[stem]
     if behaviour.outputs is not None and diagnosis.non_finite(behaviour.outputs):
-        return ["non-finite"]
-    return diagnosis.agreeing(judge, case, behaviour.outputs, behaviour.raised, leave_out)
+        return ["non-finite"], False
+    return diagnosis.agreeing(judge, case, behaviour.outputs, behaviour.raised), False
 
 
 def _reconciled(matches: dict[str, list[str]]) -> dict[str, str | None]:

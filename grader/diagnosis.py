@@ -91,9 +91,18 @@ def catalogue(exercise: Any) -> Catalogue:
     return _CATALOGUES[key]
 
 
+def judged_catalogue(judge: Any) -> Catalogue:
+    """The catalogue as it was when `judge` first asked: looked up once per judge, not once per case (each
+    lookup reads the date and size of every mistake's file)."""
+    known = getattr(judge, "catalogue", None)
+    if known is None:
+        known = judge.catalogue = catalogue(judge.exercise)
+    return known
+
+
 def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagnosis | None:
     """The catalogued mistake that best explains this failing case, or None when none agrees closely."""
-    known = catalogue(judge.exercise)
+    known = judged_catalogue(judge)
     violated = result.extra.get("violates")
     if violated:
         return next((m.diagnosis() for m in known.mistakes if m.violates == violated), None)
@@ -146,7 +155,7 @@ def _agreeing_among(judge: Any, case: Any, got: list | None, raised: str, leave_
     inputs, expected, baseline = judge.prepare(case)
     dtype = inputs.output_dtype()
     tolerance = judge.tolerance(case)
-    behaviours = catalogue(judge.exercise).behaviour(judge, case, stems)
+    behaviours = judged_catalogue(judge).behaviour(judge, case, stems)
     matches = []
     for stem, behaviour in behaviours.items():
         if not behaviour.fails or stem == leave_out:

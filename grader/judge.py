@@ -55,6 +55,7 @@ class Judge:
         self.reference = reference
         self._trusted = _content_key(exercise)
         self.named: list[str] = []  # catalogued mistakes named so far in this run, tried first on the next failure
+        self.catalogue = None  # the catalogue of mistakes, looked up on the first failure (grader/diagnosis.py)
 
     def prepare(self, case: Case) -> tuple[Any, tuple, tuple | None]:
         """Inputs, float64 expected values and (half precision) the reference's same-dtype answer.
