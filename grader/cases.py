@@ -2,7 +2,8 @@
 
 Keys every case may have, whatever the exercise: `name`, `function`, `about`, `time_limit` (CPU
 seconds), `repeat` (N copies with seeds seed, seed+1, ...), `audit` ([memory]), `points` (default
-1), `visibility` (Gradescope's: visible, hidden, after_due_date, after_published), `required`
+1), `visibility` (Gradescope's: visible, hidden, after_due_date, after_published; hidden cases default
+to after_due_date), `required`
 (a failure rejects the submission whatever else passes) and `tolerance` (within the limits of
 grader.checker.Tolerance). Every other key is the checker's to define and validate. A file's
 `defaults` apply to each of its cases.
@@ -72,7 +73,8 @@ def load_case_file(path: Path, suite: str, functions: tuple[str, ...], validate:
             raise ConfigError(f"{where}: unknown function {function!r} (expected one of: {', '.join(functions)})",
                               path, line)
         try:
-            generic = _generic(entry, path, check_tolerance)
+            # A hidden case's result reaches Gradescope's learners after the due date unless its YAML says otherwise.
+            generic = _generic(entry, path, check_tolerance, "after_due_date" if suite == "hidden" else "visible")
         except ValueError as error:
             raise ConfigError(f"{where}: {error}", path, line) from None
         repeat = require(entry, "repeat", int, path, 1)
@@ -96,7 +98,8 @@ def load_case_file(path: Path, suite: str, functions: tuple[str, ...], validate:
     return cases
 
 
-def _generic(entry: dict, path: Path, check_tolerance: Callable[[dict], Any] | None) -> dict[str, Any]:
+def _generic(entry: dict, path: Path, check_tolerance: Callable[[dict], Any] | None,
+             default_visibility: str = "visible") -> dict[str, Any]:
     """The keys every case may have, checked; ValueError names the first that is wrong."""
     time_limit = entry.get("time_limit")
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
@@ -110,7 +113,7 @@ def _generic(entry: dict, path: Path, check_tolerance: Callable[[dict], Any] | N
     points = entry.get("points", 1)
     if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
         raise ValueError("points must be a number of at least 0")
-    visibility = entry.get("visibility", "visible")
+    visibility = entry.get("visibility", default_visibility)
     if visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}, not {visibility!r}")
     required = entry.get("required", False)

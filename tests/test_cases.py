@@ -61,3 +61,18 @@ def test_repeat_expands_with_new_seeds(course) -> None:
     assert len(set(splits)) == 3  # different random boundaries
     again = [checker.build_inputs("ring_attention", case.params).summary for case in cases]
     assert splits == again  # and reproducible
+
+
+def test_hidden_cases_reach_gradescope_learners_after_the_due_date_unless_they_say_otherwise(course) -> None:
+    from conftest import ring_checker
+    from grader.cases import load_case_file
+
+    checker = ring_checker()
+    text = "cases:\n  - name: a\n    function: ring_attention\n  - name: b\n    function: ring_attention\n" \
+           "    visibility: after_published\n"
+    path = course / EXAMPLES
+    path.write_text(text)
+    examples = load_case_file(path, "examples", tuple(checker.functions), checker.validate)
+    hidden = load_case_file(path, "hidden", tuple(checker.functions), checker.validate)
+    assert [case.visibility for case in examples] == ["visible", "after_published"]
+    assert [case.visibility for case in hidden] == ["after_due_date", "after_published"]

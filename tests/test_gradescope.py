@@ -56,7 +56,7 @@ def scale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = make_course(tmp_path / "course", ["02-scale"], FIXTURES / "courses")
     hidden = root / "exercises/02-scale/cases/hidden/more.yaml"
     hidden.write_text(hidden.read_text().replace("defaults:\n  points: 2\n",
-                                                 "defaults:\n  points: 2\n  visibility: after_due_date\n"))
+                                                 "defaults:\n  points: 2\n  visibility: hidden\n"))
     monkeypatch.setenv("GRADER_ROOT", str(root))
     monkeypatch.chdir(root)
     return root
@@ -101,7 +101,7 @@ def test_wrong_crashing_or_missing_submissions_still_get_results(scale, tmp_path
         assert "no file named scale.py" in data["output"] and data["tests"] == []
     else:
         visibility = {test["extra_data"]["case"]: test["visibility"] for test in data["tests"]}
-        assert visibility["scale-by-three"] == "visible" and visibility["scale-float32"] == "after_due_date"
+        assert visibility["scale-by-three"] == "visible" and visibility["scale-float32"] == "hidden"
         assert all("Aborted" not in test["output"] or test["extra_data"]["suite"] != "hidden" for test in data["tests"])
 
 
