@@ -4,7 +4,7 @@ The grader writes every input tensor into one memory file and hands the worker i
 the worker maps it and gives the learner's function views of it, with the same strides the
 grader chose. Whatever writes to an input (an in-place op, `.data`, NumPy, ctypes), the bytes
 change in pages the grader owns, so the check that inputs came back unchanged is made here,
-against the grader's own pristine copy, never on the worker's word.
+against the grader's own tensors they were filled from, never on the worker's word.
 """
 
 from __future__ import annotations
@@ -20,26 +20,55 @@ ALIGN = 64
 
 @dataclass
 class SharedInputs:
-    """The memory file, where each tensor lies in it, and the bytes it held when handed over."""
+    """The memory file, where each tensor lies in it, and the grader's own tensors it was filled from."""
 
     fd: int
     size: int
     specs: list[dict[str, Any]]
     args: list[Any]           # the argument tree, tensors replaced by {"tensor": index}
-    pristine: bytes
+    blocks: list[Any]         # what each tensor's bytes were when handed over: the grader's, never shared
 
     def changed(self) -> list[int]:
         """Indices of the tensors whose bytes differ from what was handed over."""
-        now = os.pread(self.fd, self.size, 0)
-        return [index for index, spec in enumerate(self.specs)
-                if now[spec["offset"]:spec["offset"] + spec["nbytes"]]
-                != self.pristine[spec["offset"]:spec["offset"] + spec["nbytes"]]]
+        import torch
+
+        # Read back with pread, never a mapping: a worker that shrank the file would make a mapped read
+        # fault in the grader; here the missing bytes just read as changed.
+        now = bytearray(self.size)
+        view, done = memoryview(now), 0
+        while done < self.size:
+            count = os.preadv(self.fd, [view[done:]], done)
+            if count <= 0:
+                break
+            done += count
+        current = torch.frombuffer(now, dtype=torch.uint8)
+        return [index for index, (spec, block) in enumerate(zip(self.specs, self.blocks))
+                if spec["nbytes"] and not _same(current[spec["offset"]:spec["offset"] + spec["nbytes"]],
+                                                _as_bytes(block))]
 
     def close(self) -> None:
         try:
             os.close(self.fd)
         except OSError:
             pass
+
+
+def _as_bytes(block: Any) -> Any:
+    import torch
+
+    return block.reshape(-1).view(torch.uint8)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Bit for bit (NaNs included), compared eight bytes at a time where the length allows."""
+    import torch
+
+    if a.numel() % 8 == 0:
+        try:
+            return torch.equal(a.view(torch.int64), b.view(torch.int64))
+        except RuntimeError:  # the grader's tensor starts mid-word in its storage (a half-precision slice)
+            pass
+    return torch.equal(a, b)
 
 
 def _memory_file() -> int:
@@ -55,7 +84,7 @@ def share(args: list[Any]) -> SharedInputs:
     """Lay out every tensor in `args` (any nesting of lists and tuples) in one memory file."""
     import torch
 
-    blobs: list[bytes] = []
+    blocks: list[Any] = []
     specs: list[dict[str, Any]] = []
     offset = 0
 
@@ -65,14 +94,14 @@ def share(args: list[Any]) -> SharedInputs:
             # A dense tensor in any layout is a permutation of a contiguous block: store that block.
             order = sorted(range(value.dim()), key=lambda dim: (-value.stride(dim), dim))
             block = value.detach().permute(order).contiguous().cpu()
-            raw = block.reshape(-1).view(torch.uint8).numpy().tobytes() if block.numel() else b""
             strides = [0] * value.dim()
             for position, dim in enumerate(order):
                 strides[dim] = block.stride(position)
+            nbytes = block.numel() * block.element_size()
             specs.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape),
-                          "stride": strides, "offset": offset, "nbytes": len(raw)})
-            blobs.append(raw + b"\0" * (-len(raw) % ALIGN))
-            offset += len(blobs[-1])
+                          "stride": strides, "offset": offset, "nbytes": nbytes})
+            blocks.append(block)
+            offset += nbytes + (-nbytes % ALIGN)
             return {"tensor": len(specs) - 1}
         if isinstance(value, list):
             return {"list": [walk(item) for item in value]}
@@ -81,16 +110,19 @@ def share(args: list[Any]) -> SharedInputs:
         return {"value": value}
 
     tree = [walk(value) for value in args]
-    data = b"".join(blobs) or b"\0" * ALIGN
+    size = offset or ALIGN
     fd = _memory_file()
-    _write_all(fd, data)
-    return SharedInputs(fd, len(data), specs, tree, data)
+    os.ftruncate(fd, size)  # zeros between the tensors, as the padding always was
+    for spec, block in zip(specs, blocks):
+        if spec["nbytes"]:
+            _write_all(fd, memoryview(_as_bytes(block).numpy()), spec["offset"])
+    return SharedInputs(fd, size, specs, tree, blocks)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def _write_all(fd: int, data: memoryview, offset: int) -> None:
+    while data:
+        written = os.pwrite(fd, data, offset)
+        data, offset = data[written:], offset + written
 
 
 # ---------------------------------------------------------------- the worker's side
