@@ -32,10 +32,13 @@ class Budget:
     def reached(self) -> bool:
         return self.seconds is not None and time.monotonic() - self.started >= self.seconds
 
+    def _given_up(self, case: Case) -> bool:
+        return len(self.timed_out.get(case.function, [])) >= self.give_up_after
+
     def refusal(self, case: Case) -> str:
         """Why `case` should not run now ("" when it should)."""
-        names = self.timed_out.get(case.function, [])
-        if len(names) >= self.give_up_after:
+        if self._given_up(case):
+            names = self.timed_out[case.function]
             shown = ", ".join(names[:self.give_up_after])
             return (f"not run: {case.function} already timed out on {len(names)} cases ({shown}); "
                     f"its other cases would most likely time out too")
@@ -44,15 +47,16 @@ class Budget:
         return ""
 
     def worth_preparing(self, case: Case) -> bool:
-        """Whether to build the case's inputs ahead of time: not for a function already given up on."""
-        return len(self.timed_out.get(case.function, [])) < self.give_up_after and not self.reached()
+        """Whether to build the case's inputs ahead of time: not for a case that will not run."""
+        return not self._given_up(case) and not self.reached()
 
     def not_run(self, case: Case, device: str, reason: str) -> CaseResult:
         """The verdict on a case that was not run: timed out, with the reason as its message."""
-        self.skipped["budget" if "time budget" in reason else "timeouts"] += 1
+        why = "timeouts" if self._given_up(case) else "budget"
+        self.skipped[why] += 1
         return CaseResult(case.name, case.suite, case.function, device, Outcome.TIMED_OUT, reason,
                           about=case.about, points=case.points, visibility=case.visibility, required=case.required,
-                          extra={NOT_RUN: "budget" if "time budget" in reason else "timeouts"})
+                          extra={NOT_RUN: why})
 
     def count(self, result: CaseResult) -> CaseResult:
         """Note a case that ran; a timeout counts towards giving up on its function."""

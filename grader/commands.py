@@ -84,9 +84,6 @@ def cmd_submit(args: argparse.Namespace, console: Console) -> int:
 def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader import zygote
 
-    from grader.sandbox import probe_soon
-
-    probe_soon()  # what confines learner code here, found while torch is imported
     with zygote.held():  # started first: it imports torch on another core while this process imports it too
         return _graded(args, console, mode)
 

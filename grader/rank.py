@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from grader import wire
 from grader.text import fit
-from grader.worker import REPLY_FD, describe_exception, load_learner, send, warm_up
+from grader.worker import REPLY_FD, describe_exception, flush_output, load_learner, send, warm_up
 
 TENSORS_FD = 3
 
@@ -71,7 +71,7 @@ def main(config: dict[str, Any]) -> None:
     learner = Path(config["learner"])
     module, load_error = load_learner(learner)
     if load_error:
-        _flush()
+        flush_output()
         send(REPLY_FD, {"kind": "load-error", **load_error})
         _wait_for_stop(reader)
         return
@@ -83,7 +83,7 @@ def main(config: dict[str, Any]) -> None:
         dist.init_process_group(config["backend"], store=_store(config), rank=config["rank"],
                                 world_size=config["world_size"], timeout=timedelta(seconds=config["comm_timeout"]))
     except Exception as error:  # noqa: BLE001  (a peer never arrived: the grader names which)
-        _flush()
+        flush_output()
         send(REPLY_FD, _communication_error(error, "joining the process group"))
         _wait_for_stop(reader)
         return
@@ -103,7 +103,7 @@ def main(config: dict[str, Any]) -> None:
         reply = {**describe_exception(failure.error, learner, failure.seconds, device), "phase": "learner"}
     except Exception as error:  # noqa: BLE001  (gloo/NCCL errors: a peer failed or timed out)
         reply = _communication_error(error, "exchanging data")
-    _flush()
+    flush_output()
     send(REPLY_FD, reply, tensors=sent)
     # Stay in the group until the grader has every reply: leaving early could cut a peer's last receive.
     _wait_for_stop(reader)
@@ -134,14 +134,6 @@ def _communication_error(error: BaseException, doing: str) -> dict[str, Any]:
         text = text.split("] ", 1)[1]
     return {"kind": "raised", "phase": "communication", "exception": type(error).__name__,
             "message": f"while {doing}: {fit(text, 500)}", "traceback": ""}
-
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001  (the learner may have replaced or closed it)
-            pass
 
 
 def _wait_for_stop(reader: wire.MessageReader) -> None:

@@ -74,6 +74,8 @@ def support() -> Support:
 
 def probe_soon() -> None:
     """Start the probe on a thread: it waits on a sandboxed Python, while this process imports torch."""
+    if _support.cache_info().currsize:
+        return  # probed already in this process (a cohort or a validate grades many files)
 
     def probe() -> None:
         try:

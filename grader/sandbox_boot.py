@@ -122,10 +122,10 @@ def launcher(config):
 
 
 def bubblewrap(config):
-    """Become bubblewrap, which builds the namespaces and the view and starts this file inside as init."""
+    """Become bubblewrap, which builds the namespaces and the view and starts this file inside as init.
+
+    Every program inside runs as the sandbox's one user: without root there, init cannot give each its own."""
     user = config.get("user")
-    if user is not None and config.get("separate_users"):
-        user += program["index"]  # programs of one sandbox cannot signal or read each other
     if user is not None and os.geteuid() == 0:
         os.setgroups([])
         os.setresgid(user, user, user)
