@@ -1,5 +1,5 @@
 """Entry point for `python -m grader`."""
 
-from grader.cli import main
+from grader.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import signal
 import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from grader import __version__, progress
 from grader.errors import GraderError
@@ -136,6 +137,26 @@ def main(argv: list[str] | None = None) -> int:
                 signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
+def entry() -> NoReturn:
+    """The installed `grader` command and `python -m grader`: main(), then out without tearing the interpreter down.
+
+    Finalizing every module torch loaded takes about 0.3 s at exit, a fifth of a `grader run`, and buys
+    nothing: by then the grader's files are written and closed and its processes stopped. Exit handlers
+    still run and the standard streams are flushed. Where a thread of the grader's own is still at work,
+    the interpreter exits as usual and waits for it."""
+    status = main()
+    others = [thread for thread in threading.enumerate() if thread is not threading.main_thread()]
+    if any(thread.is_alive() and not thread.daemon for thread in others):
+        sys.exit(status)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):  # a reader that went away, or no stream at all
+            pass
+    os._exit(status)
+
+
 def _dispatch(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command is None:
@@ -212,4 +233,4 @@ def internal_error(console: Console) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()
