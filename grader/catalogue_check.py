@@ -96,6 +96,23 @@ class VerdictCache:
         self.kept[key] = {"outcome": result.outcome.value, "message": result.message,
                           "violates": result.extra.get("violates", "")}
 
+    def cell_key(self, catalogue: str, case: Case, stem: str, violates: str) -> str:
+        """A cell of the catalogue's matrix: what agrees with mistake `stem` where `case` catches it. It depends
+        on the whole catalogue (`catalogue`: a digest of its files), not on one file's text."""
+        return self.key(f"matrix\n{catalogue}\n{stem}\n{violates}", case)
+
+    def cell(self, key: str) -> tuple[list[str], bool] | None:
+        found = self.entries.get(key)
+        agreeing = found.get("agreeing") if isinstance(found, dict) else None
+        if not (isinstance(agreeing, list) and all(isinstance(stem, str) for stem in agreeing)
+                and isinstance(found.get("first_only"), bool)):
+            return None
+        self.kept[key] = found
+        return agreeing, found["first_only"]
+
+    def put_cell(self, key: str, agreeing: list[str], first_only: bool) -> None:
+        self.kept[key] = {"agreeing": agreeing, "first_only": first_only}
+
     def save(self) -> None:
         """Keep the verdicts this run used, and only those: a cache that never grows stale."""
         try:

@@ -9,11 +9,13 @@ the diagnosis cannot tell apart.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from grader import diagnosis
-from grader.catalogue_check import Graded
+from grader.catalogue_check import Graded, VerdictCache
 from grader.cases import Case
 from grader.judge import MEMORY_AUDIT, Judge
 
@@ -77,11 +79,13 @@ class Matrix:
 
 
 def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistakes: list[Graded],
-          variants: list[Graded]) -> Matrix:
-    """The matrix, with every diagnosis worked out afresh against the catalogue as it is now."""
+          variants: list[Graded], cache: VerdictCache | None = None) -> Matrix:
+    """The matrix, with every diagnosis worked out against the catalogue as it is now: afresh, or remembered
+    in `cache` under the whole catalogue's content (a new case works out that case's cells alone)."""
     judge = Judge(exercise, checker, "", reference)
     known = diagnosis.catalogue(exercise)
     by_name = {case.name: case for case in cases}
+    whole = catalogue_digest(exercise.mistakes)
     rows = []
     for graded in mistakes:
         row = MistakeRow(graded.path.stem)
@@ -89,8 +93,13 @@ def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistak
         row.caught_by = [result.name for result in failing]
         full, alone = {}, {}
         for result in failing:
+            case = by_name[result.name]
+            key = cache.cell_key(whole, case, row.stem, str(result.extra.get("violates", ""))) if cache else ""
+            remembered = cache.cell(key) if cache else None
             # Worked out once: leaving the mistake itself out only drops it from the list.
-            found, first_only = _agreeing(judge, known, by_name[result.name], result, row.stem)
+            found, first_only = remembered or _agreeing(judge, known, case, result, row.stem)
+            if cache and remembered is None:
+                cache.put_cell(key, found, first_only)
             others = [stem for stem in found if stem != row.stem]
             full[result.name], alone[result.name] = (found[:1], others[:1]) if first_only else (found, others)
         row.matches = full
@@ -98,6 +107,15 @@ def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistak
         row.without_itself = _reconciled(alone)
         rows.append(row)
     return Matrix([case.name for case in cases], rows, {item.path.stem: item.passed for item in variants})
+
+
+def catalogue_digest(folder: Path) -> str:
+    """Every file of the catalogue's folder, helpers included: what any mistake's behaviour may depend on."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
+        if "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _agreeing(judge: Judge, known: Any, case: Case, result: Any, stem: str) -> tuple[list[str], bool]:

@@ -157,7 +157,9 @@ def _check_catalogue(exercise: Exercise, checker: Any, cases: list, validation: 
     add(Check("every correct variant passes every case", not rejected,
               "; ".join(rejected) or f"{len(variants)} variants"))
     progress("working out what the diagnosis names on each case ...")
-    validation.matrix = catalogue_matrix.build(exercise, checker, load_reference(exercise), cases, mistakes, variants)
+    validation.matrix = catalogue_matrix.build(exercise, checker, load_reference(exercise), cases, mistakes, variants,
+                                               cache)
+    cache.save()
 
 
 def _failures(failed: list, limit: int = 5) -> str:

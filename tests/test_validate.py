@@ -93,3 +93,40 @@ def test_validate_fails_on_an_uncaught_mistake_and_a_rejected_variant(scale, cap
     assert "FAIL every correct variant passes every case (claims_to_be_right:" in out
     assert "not_really_wrong  NOT CAUGHT" in out
     assert out.rstrip().splitlines()[-1].startswith("02-scale is NOT valid")
+
+
+def test_the_matrix_is_remembered_a_new_case_works_out_its_cells_alone_and_a_new_mistake_all(
+        scale, capsys, monkeypatch) -> None:
+    from grader import catalogue_matrix
+
+    worked: list[tuple[str, str]] = []
+    agreeing = catalogue_matrix._agreeing
+
+    def counted(judge, known, case, result, stem):
+        worked.append((case.name, stem))
+        return agreeing(judge, known, case, result, stem)
+
+    monkeypatch.setattr(catalogue_matrix, "_agreeing", counted)
+    mistakes = scale / "solutions/02-scale/mistakes"
+    shutil.copy(mistakes / "one_copy_short.py", mistakes / "drops_one_copy.py")
+    assert validate(capsys)[0] == 0
+    assert len(worked) == 6  # two mistakes, each caught by three cases
+    worked.clear()
+    assert validate(capsys)[0] == 0 and worked == []
+    with open(scale / "exercises/02-scale/cases/hidden/more.yaml", "a") as handle:
+        handle.write("  - name: scale-by-seven\n    function: scale\n    about: a new case\n    factor: 7\n")
+    assert validate(capsys, "--json", str(scale / "remembered.json"))[0] == 0
+    assert sorted(worked) == [("scale-by-seven", "drops_one_copy"), ("scale-by-seven", "one_copy_short")]
+    worked.clear()
+    # Another mistake may agree with any of them on any case: the whole catalogue is worked out again.
+    (mistakes / "two_copies_short.py").write_text(
+        (mistakes / "one_copy_short.py").read_text().replace("factor - 1", "factor - 2"))
+    assert validate(capsys)[0] == 0
+    assert {case for case, _ in worked} == {"scale-by-three", "scale-float32", "scale-by-one-is-required",
+                                           "scale-by-seven"} and len(worked) == 12
+    (mistakes / "two_copies_short.py").unlink()
+    worked.clear()
+    assert validate(capsys, "--fresh", "--json", str(scale / "fresh.json"))[0] == 0
+    assert len(worked) == 8
+    remembered, fresh = (json.loads((scale / name).read_text()) for name in ("remembered.json", "fresh.json"))
+    assert remembered["matrix"] == fresh["matrix"]
