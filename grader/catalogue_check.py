@@ -66,7 +66,9 @@ class VerdictCache:
                     *sorted(fingerprint.GRADER_PACKAGE.rglob("*.py"))]
         digest = hashlib.sha256()
         for path in decides:
-            digest.update(str(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
+            # Named relative to the course or the package: a course moved or copied keeps what it remembered.
+            named = _relative(path, exercise.root, fingerprint.GRADER_PACKAGE.parent)
+            digest.update(named.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
         self.base = digest.hexdigest()
         self.entries: dict[str, dict] = self._load() if enabled else {}
         self.kept: dict[str, dict] = {}
@@ -80,7 +82,8 @@ class VerdictCache:
             return {}  # no cache, or one that cannot be read: everything is graded afresh
 
     def key(self, text: str, case: Case) -> str:
-        described = json.dumps(asdict(case), sort_keys=True, default=str)
+        # Where the case was written (file and line) decides nothing: a case moved within its file is remembered.
+        described = json.dumps({**asdict(case), "source": ""}, sort_keys=True, default=str)
         return hashlib.sha256(f"{self.base}\n{described}\n{text}".encode()).hexdigest()
 
     def get(self, key: str) -> dict | None:
@@ -122,6 +125,13 @@ class VerdictCache:
             os.replace(temporary, self.path)
         except OSError:
             pass
+
+
+def _relative(path: Path, *folders: Path) -> str:
+    for folder in folders:
+        if path.is_relative_to(folder):
+            return str(path.relative_to(folder))
+    return str(path)
 
 
 def grade_catalogue(exercise: Exercise, cases: list[Case], progress: Callable[[str], None],

@@ -76,3 +76,27 @@ def test_hidden_cases_reach_gradescope_learners_after_the_due_date_unless_they_s
     hidden = load_case_file(path, "hidden", tuple(checker.functions), checker.validate)
     assert [case.visibility for case in examples] == ["visible", "after_published"]
     assert [case.visibility for case in hidden] == ["after_due_date", "after_published"]
+
+
+def test_both_yaml_parsers_read_every_case_file_alike_lines_included() -> None:
+    """libyaml reads valid files (fast); the pure-Python parser words the errors: they must agree on the rest."""
+    from pathlib import Path
+
+    import yaml
+
+    from grader import yamlfile
+
+    def lines(value):
+        if isinstance(value, dict):
+            return [value.line] + [line for item in value.values() for line in lines(item)]
+        if isinstance(value, list):
+            return [line for item in value for line in lines(item)]
+        return []
+
+    repo = Path(__file__).resolve().parent.parent
+    files = sorted((repo / "exercises").rglob("*.yaml"))
+    assert len(files) >= 8 and yamlfile._FastLoader is not yamlfile._Loader  # libyaml is there in our setup
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        fast, pure = yaml.load(text, Loader=yamlfile._FastLoader), yaml.load(text, Loader=yamlfile._Loader)
+        assert fast == pure and lines(fast) == lines(pure) and any(lines(fast)), path

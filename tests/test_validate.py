@@ -75,6 +75,14 @@ def test_verdicts_are_remembered_and_only_what_changed_is_graded(scale, capsys) 
     assert "25 case verdicts graded, 0 remembered" in out
 
 
+def test_a_course_copied_elsewhere_keeps_what_validate_remembered(scale, capsys, monkeypatch) -> None:
+    assert "16 case verdicts graded, 0 remembered" in validate(capsys)[1]
+    copy = shutil.copytree(scale, scale.parent / "moved")
+    monkeypatch.setenv("GRADER_ROOT", str(copy))
+    monkeypatch.chdir(copy)
+    assert "0 case verdicts graded, 16 remembered" in validate(capsys)[1]
+
+
 def test_an_empty_catalogue_is_a_warning_not_a_failure(scale, capsys) -> None:
     shutil.rmtree(scale / "solutions/02-scale/mistakes")
     code, out = validate(capsys)
