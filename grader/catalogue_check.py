@@ -30,6 +30,7 @@ FEW = 80  # verdicts to grade: up to this many, in this process
 PARALLEL = 2  # grades at once: each is a worker process, and the machines we run on may have 2 cores
 VIOLATIONS = {"", "materialization", "peak-memory", "inputs-modified", "forbidden"}
 CACHE_FOLDER = Path(".grader") / "validate"
+CATALOGUE_KEY = "catalogue"  # not a hash: never a verdict's key
 
 
 @dataclass
@@ -115,6 +116,14 @@ class VerdictCache:
 
     def put_cell(self, key: str, agreeing: list[str], first_only: bool) -> None:
         self.kept[key] = {"agreeing": agreeing, "first_only": first_only}
+
+    def catalogue_seen(self) -> str:
+        """The digest of the catalogue the last validate worked its matrix out for ('' if none)."""
+        found = self.entries.get(CATALOGUE_KEY)
+        return found["digest"] if isinstance(found, dict) and isinstance(found.get("digest"), str) else ""
+
+    def saw_catalogue(self, digest: str) -> None:
+        self.kept[CATALOGUE_KEY] = {"digest": digest}
 
     def save(self) -> None:
         """Keep the verdicts this run used, and only those: a cache that never grows stale."""
@@ -215,10 +224,8 @@ def _one_thread() -> None:
 
 
 def _grade_file(exercise: Exercise, path: Path, only: set[str]) -> list[CaseResult]:
-    report = grade(exercise, path, "submit", "cpu", only=only)
-    for result in report.results:
-        result.diagnosis = None  # named afresh, in the grader, against the catalogue as it is now
-    return report.results
+    # What each failure would be diagnosed as is worked out by the matrix, against the catalogue as it is now.
+    return grade(exercise, path, "submit", "cpu", only=only, diagnose=False).results
 
 
 def _result(case: Case, found: dict) -> CaseResult:

@@ -10,6 +10,7 @@ the diagnosis cannot tell apart.
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,43 @@ def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistak
         row.named = _reconciled(full)
         row.without_itself = _reconciled(alone)
         rows.append(row)
+    if cache:
+        cache.saw_catalogue(whole)
     return Matrix([case.name for case in cases], rows, {item.path.stem: item.passed for item in variants})
+
+
+class WarmUp:
+    """What every mistake does on every case, worked out on a thread while the catalogue is graded, where the
+    matrix will need it: the catalogue changed since the last validate, so none of its cells is remembered.
+    The grading waits on its workers most of the time; this uses that time and the other core."""
+
+    def __init__(self, exercise: Any, checker: Any, reference: Any, cases: list[Case], cache: VerdictCache) -> None:
+        self.whole = catalogue_digest(exercise.mistakes)
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+        if cache.catalogue_seen() == self.whole or not exercise.mistakes.is_dir():
+            return
+        judge, known = Judge(exercise, checker, "", reference), diagnosis.catalogue(exercise)
+        plain = [case for case in cases if MEMORY_AUDIT not in case.audit]
+
+        def work() -> None:
+            for case in plain:
+                if self.stop.is_set():
+                    return
+                try:
+                    known.behaviour(judge, case)
+                except Exception:  # noqa: BLE001  (worked out again, and raised, where the matrix needs it)
+                    pass
+
+        self.thread = threading.Thread(target=work, name="grader-matrix-warm-up", daemon=True)
+        self.thread.start()
+
+    def finish(self, stop: bool = False) -> None:
+        """Wait for the thread (after telling it to stop after its current case, with `stop`)."""
+        if stop:
+            self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
 
 
 def catalogue_digest(folder: Path) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,10 +59,15 @@ class Catalogue:
         self.mistakes = [Mistake(path.stem, mistakes.load(path, reference)) for path in sorted(folder.glob("*.py"))
                          if not path.name.startswith("_")]
         self._behaviour: dict[tuple[str, str], dict[str, Behaviour]] = {}
+        self._lock = threading.Lock()  # validate works behaviours out on a thread too (catalogue_matrix.WarmUp)
 
     def behaviour(self, judge: Any, case: Any, stems: list[str] | None = None) -> dict[str, Behaviour]:
         """The behaviour on `case` of the mistakes named by `stems` (every one by default), keyed by file stem;
         each computed once per process."""
+        with self._lock:
+            return self._behaviour_of(judge, case, stems)
+
+    def _behaviour_of(self, judge: Any, case: Any, stems: list[str] | None) -> dict[str, Behaviour]:
         key = (case.name, repr(sorted(case.params.items())))
         known = self._behaviour.setdefault(key, {})
         wanted = [mistake for mistake in self.mistakes

@@ -47,7 +47,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
           on_result: OnResult | None = None, time_limit: float | None = None,
           memory_limit_mb: int | None = None, group: tuple[str, int] | None = None,
           only: set[str] | None = None, time_budget: float | None = None,
-          display: str | None = None, on_start: OnStart | None = None) -> Report:
+          display: str | None = None, on_start: OnStart | None = None, diagnose: bool = True) -> Report:
     """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
 
     `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
@@ -59,7 +59,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     `display` names the file in messages and the report (by default, its path from the course's root).
     `on_result` gets each result as it is known, in report order; `on_start` gets the report once,
     before the first case runs, with what is planned (`Report.planned`, `Report.uses`) and nothing
-    graded yet.
+    graded yet. `diagnose=False` names no catalogued mistake on failures (validate works those out itself).
     """
     started = time.monotonic()
     if time_limit is not None:
@@ -87,7 +87,8 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
 
     probe_soon()  # what confines learner code here, found while load_trusted imports torch
     with zygote.held():
-        report, trusted = _graded(exercise, learner, shown, mode, device, group, only, on_result, budget, on_start)
+        report, trusted = _graded(exercise, learner, shown, mode, device, group, only, on_result, budget, on_start,
+                                  diagnose)
     changed = fingerprint.changed(trusted.prints, exercise)
     if changed:
         report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
@@ -99,7 +100,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
 
 def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: str, group: tuple[str, int] | None,
             only: set[str] | None, on_result: OnResult, budget: Budget,
-            on_start: OnStart) -> tuple[Report, Trusted]:
+            on_start: OnStart, diagnose: bool = True) -> tuple[Report, Trusted]:
     """Every case of the run (and the group suite), in isolated workers: the report and what was trusted."""
     worker = Worker(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
     try:
@@ -118,7 +119,7 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
         report.containment = containment()
         _plan(report, trusted, devices, group)
         on_start(report)
-        _grade(exercise, shown, trusted, devices, worker, on_result, report, budget)
+        _grade(exercise, shown, trusted, devices, worker, on_result, report, budget, diagnose)
     finally:
         worker.stop()
     if group is not None and not report.load_error:
@@ -171,8 +172,8 @@ def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
 
 
 def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str], worker: Worker,
-           on_result: OnResult, report: Report, budget: Budget) -> None:
-    judge = Judge(exercise, trusted.checker, shown, trusted.reference)
+           on_result: OnResult, report: Report, budget: Budget, diagnose: bool = True) -> None:
+    judge = Judge(exercise, trusted.checker, shown, trusted.reference, diagnose=diagnose)
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
     phases = _phases(trusted.cases, devices)

@@ -48,8 +48,10 @@ def _content_key(exercise: Exercise) -> str:
 class Judge:
     """Builds each case's inputs and expected values in this process and judges the worker's replies."""
 
-    def __init__(self, exercise: Exercise, checker: Checker, learner_name: str, reference: ModuleType | None) -> None:
+    def __init__(self, exercise: Exercise, checker: Checker, learner_name: str, reference: ModuleType | None,
+                 diagnose: bool = True) -> None:
         self.exercise = exercise
+        self.diagnose = diagnose  # name the catalogued mistake that explains a failure
         self.checker = checker
         self.learner_name = learner_name
         self.reference = reference
@@ -147,7 +149,7 @@ class Judge:
             result.stdout, result.stderr = inert(raw.stdout), inert(raw.stderr)
         try:
             self._judge(case, inputs, expected, baseline, raw, result, modified, device)
-            if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.exercise.mistakes.is_dir():
+            if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.diagnose and self.exercise.mistakes.is_dir():
                 from grader.diagnosis import diagnose
 
                 result.diagnosis = diagnose(self, case, raw, result)

@@ -138,7 +138,13 @@ def _check_catalogue(exercise: Exercise, checker: Any, cases: list, validation: 
     """Every catalogued mistake is caught by some case; every correct variant passes every case."""
     from grader import catalogue_check, catalogue_matrix
 
-    mistakes, variants = catalogue_check.grade_catalogue(exercise, cases, progress, cache)
+    warm = catalogue_matrix.WarmUp(exercise, checker, load_reference(exercise), cases, cache)
+    try:
+        mistakes, variants = catalogue_check.grade_catalogue(exercise, cases, progress, cache)
+    except BaseException:
+        warm.finish(stop=True)  # an interrupted validate: the thread ends after its current case
+        raise
+    warm.finish()
     cache.save()
     validation.timing.update(verdicts_graded=cache.misses, verdicts_remembered=cache.hits)
     add = validation.checks.append

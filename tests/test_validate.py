@@ -138,3 +138,40 @@ def test_the_matrix_is_remembered_a_new_case_works_out_its_cells_alone_and_a_new
     assert len(worked) == 8
     remembered, fresh = (json.loads((scale / name).read_text()) for name in ("remembered.json", "fresh.json"))
     assert remembered["matrix"] == fresh["matrix"]
+
+
+def test_a_changed_catalogue_is_worked_out_on_a_thread_while_grading_and_a_known_one_is_not(
+        scale, capsys, monkeypatch) -> None:
+    import threading
+
+    from grader import diagnosis
+
+    threads: list[str] = []
+    behaviour = diagnosis.Catalogue.behaviour
+
+    def recorded(self, judge, case, stems=None):
+        threads.append(threading.current_thread().name)
+        return behaviour(self, judge, case, stems)
+
+    monkeypatch.setattr(diagnosis.Catalogue, "behaviour", recorded)
+    assert validate(capsys, "--json", str(scale / "first.json"))[0] == 0
+    assert "grader-matrix-warm-up" in threads  # never seen before: worked out ahead
+    threads.clear()
+    with open(scale / "exercises/02-scale/cases/hidden/more.yaml", "a") as handle:
+        handle.write("  - name: scale-by-seven\n    function: scale\n    about: a new case\n    factor: 7\n")
+    assert validate(capsys)[0] == 0
+    # The catalogue is the one the matrix was worked out for: only the new case's cells, in the grader's thread.
+    assert threads and set(threads) == {threading.main_thread().name}
+
+
+def test_grading_without_a_diagnosis_names_no_mistake(scale) -> None:
+    from grader.course import find_exercise
+    from grader.grading import grade
+    from grader.mistakes import as_submission
+
+    exercise = find_exercise(scale, "02-scale")
+    wrong = as_submission(exercise.mistakes / "one_copy_short.py", exercise.solution, scale)
+    diagnosed = grade(exercise, wrong, "submit", "cpu").results
+    plain = grade(exercise, wrong, "submit", "cpu", diagnose=False).results
+    assert [r.outcome for r in diagnosed] == [r.outcome for r in plain]
+    assert any(r.diagnosis for r in diagnosed) and not any(r.diagnosis for r in plain)
