@@ -22,6 +22,20 @@ if sys.platform.startswith("linux"):
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_zygote_per_test_process():
+    """Grades run in this test process fork their workers from one preloaded zygote, as a long `grader watch`
+    or `grader grade` does, rather than start one (and import torch again) for each command. Started before
+    any test, so that no test counts it among the processes it left. Graders run as commands still start
+    and stop their own."""
+    from grader import zygote
+
+    started = zygote.prestart()
+    yield
+    if started:
+        zygote.stop()
+
+
 def own_processes() -> dict[int, str]:
     """pid -> command line and (in brackets) name of every live (not zombie) descendant of this test process.
 
