@@ -216,6 +216,13 @@ def cmd_reset(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from grader import zygote
+
+    with zygote.held():  # started first, as for a run: it imports torch on another core while this process does
+        return _validated(args, console)
+
+
+def _validated(args: argparse.Namespace, console: Console) -> int:
     from grader.validate import render_validation, validate_exercise
 
     root = find_root()
