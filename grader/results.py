@@ -148,7 +148,10 @@ class Report:
         return bool(ran) and all(result.outcome is Outcome.NOT_ATTEMPTED for result in ran)
 
     def summary_line(self) -> str:
-        """The closing count line, '3 passed, 2 failed, 2 not attempted': a stub's cases are not called failed."""
-        line = f"{self.passed} passed, {self.failed - self.not_attempted} failed"
+        """The closing count line, '3 passed, 2 failed, 2 not attempted': a stub's cases are not called failed,
+        nor are those of a file that could not be imported ('0 passed, 0 failed, 163 not run (...)')."""
+        unrun = sum(result.load_failed for result in self.results)
+        line = f"{self.passed} passed, {self.failed - self.not_attempted - unrun} failed"
         line += f", {self.not_attempted} not attempted" if self.not_attempted else ""
+        line += f", {unrun} not run (the file could not be imported)" if unrun else ""
         return line + (f", {self.skipped} skipped" if self.skipped else "")

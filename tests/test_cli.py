@@ -204,7 +204,9 @@ def test_submit_of_a_file_that_cannot_be_imported_says_so_once(course) -> None:
     assert done.returncode == 1, out + done.stderr
     assert out.count("SyntaxError") == 1 and out.count("def attention_chunk_stats(query, key_chunk, value_chunk)") == 1
     (line,) = [line for line in out.splitlines() if line.startswith("Your file could not be imported")]
-    total = int(out.splitlines()[-1].split(", ")[1].split()[0])  # '0 passed, 163 failed'
+    last = out.splitlines()[-1]  # '0 passed, 0 failed, 163 not run (the file could not be imported)'
+    total = int(last.split(", ")[2].split()[0])
+    assert last == f"0 passed, 0 failed, {total} not run (the file could not be imported)"
     assert total > 7 and line == f"Your file could not be imported, so none of its {total} cases ran:"
     assert "ERROR" not in out and "\x1b" not in out and done.stderr == ""
 

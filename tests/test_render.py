@@ -200,11 +200,12 @@ def test_a_file_that_cannot_be_imported_is_reported_once_with_the_count() -> Non
     assert out.count("SyntaxError") == 1 and "ERROR" not in out
     assert "Your file could not be imported, so none of its 9 cases ran:" in out.splitlines()
     assert "      def f(:" in out.splitlines()
-    assert out.splitlines()[-1] == "0 passed, 9 failed"
+    assert out.splitlines()[-1] == "0 passed, 0 failed, 9 not run (the file could not be imported)"
     # The visible cases ran in a worker that imported the file; the hidden ones' worker could not.
     results[:3] = [case(f"case-{n}", "ring_attention") for n in range(3)]
     out = graded("submit", results, load_error=error)
     assert "Your file could not be imported, so 6 of its 9 cases did not run:" in out.splitlines()
+    assert out.splitlines()[-1] == "3 passed, 0 failed, 6 not run (the file could not be imported)"
 
 
 def test_not_attempted_functions_are_named_and_not_counted_as_failures() -> None:
