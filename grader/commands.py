@@ -115,6 +115,7 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
                        time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,
                        group=("ring", ring) if ring is not None else None, time_budget=args.time_budget, only=only)
     if only is not None:
+        report.selection = args.pattern
         report.notes.append(f"Only the examples matching -k {args.pattern!r} ran ({len(only)}).")
     if args.json:
         write_json(report, args.json)
@@ -191,6 +192,8 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
             entry = state.get(key)
             if entry:
                 verdict = "accepted" if key == "last_submission" and entry["status"] == "passed" else entry["status"]
+                if isinstance(entry.get("only"), str):  # a `run -k`: some of the examples, not all of them
+                    verdict += f"; only the examples matching -k {entry['only']!r}"
                 # Read back from .grader/state.json, which anyone can edit: shown inert.
                 console.print(f"{label}: {show(entry['when'])}: {entry['passed']} passed, {entry['failed']} "
                               f"failed of {entry['total']} ({show(verdict)}), {show(entry['file'])}")

@@ -192,6 +192,8 @@ class Progress:
         when = now(ISO)
         summary = {"when": when, "file": report.file, "status": report.status, "passed": report.passed,
                    "failed": report.failed, "total": len(report.results)}
+        if report.selection:
+            summary["only"] = report.selection
         if report.mode != "submit":
             self._update(report.exercise, lambda entry: entry.update({"last_run": summary}))
             return None

@@ -78,6 +78,7 @@ class Report:
     load_error: str = ""
     integrity_error: str = ""  # the course changed while grading: nothing this run found can be trusted
     containment: str = ""      # what confined the learner's code (grader/sandbox.py says)
+    selection: str = ""        # `run -k PATTERN`: only the examples matching it ran
     seconds: float = 0.0
     declared_max: float | None = None  # the exercise's max_score; None: one point per case
     # Known before the first case runs, for a progress display: results to come per suite, in run order.

@@ -40,6 +40,16 @@ def test_k_runs_only_the_examples_it_matches(scale, capsys, pattern, ran) -> Non
     assert lines[-1] == f"{len(ran)} passed, 0 failed"
 
 
+def test_status_says_a_k_run_ran_only_some_examples(scale, capsys) -> None:
+    assert run(capsys, "run", "-k", "three", "--device", "cpu")[0] == 0
+    code, lines = run(capsys, "status")
+    (last,) = [line for line in lines if line.startswith("Last run: ")]
+    assert "1 passed, 0 failed of 1 (passed; only the examples matching -k 'three')" in last
+    assert run(capsys, "run", "--device", "cpu")[0] == 0
+    (last,) = [line for line in run(capsys, "status")[1] if line.startswith("Last run: ")]
+    assert "2 passed, 0 failed of 2 (passed)" in last
+
+
 # Hidden names and a glob, which matches whole names only, match no example.
 @pytest.mark.parametrize("pattern", ["float32", "required", "nothing-like-it", "scale-by-?"])
 def test_k_matching_no_example_is_one_line_naming_only_examples(scale, capsys, pattern) -> None:
