@@ -105,6 +105,8 @@ def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--time-limit", type=float, metavar="SECONDS",
                          help="default per-case time limit (cases that set their own keep it)")
     command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the learner's code")
+    command.add_argument("--time-budget", type=float, metavar="SECONDS",
+                         help="for each submission (default: the exercise's): cases left then are not run")
     book = commands.add_parser("gradebook", help="course staff: work with gradebooks")
     actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
     merge = actions.add_parser("merge", help="join shards' gradebooks into one")

@@ -36,6 +36,7 @@ class Options:
     device: str = "cpu"
     time_limit: float | None = None
     memory_limit_mb: int | None = None
+    time_budget: float | None = None
 
 
 @dataclass
@@ -96,7 +97,8 @@ def settings_of(exercise: Exercise, options: Options) -> dict[str, Any]:
         digest.update(_portable(path, exercise).encode() + b"\0" + path.read_bytes() + b"\0")
     return {"exercise": exercise.name, "course": digest.hexdigest(), "device": options.device,
             "time_limit": float(options.time_limit or exercise.time_limit),
-            "memory_limit_mb": int(options.memory_limit_mb or exercise.memory_limit_mb)}
+            "memory_limit_mb": int(options.memory_limit_mb or exercise.memory_limit_mb),
+            "time_budget": float(options.time_budget or exercise.time_budget)}
 
 
 def _portable(path: Path, exercise: Exercise) -> str:
@@ -163,7 +165,7 @@ def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], 
             try:
                 sha, data = read_graded(submission, exercise.stub.name, exercise.name)
                 job = Job(submission.id, submission.name, data, options.device, options.time_limit,
-                          options.memory_limit_mb)
+                          options.memory_limit_mb, options.time_budget)
             except OSError as error:
                 reason, lasting = f"unreadable: {error.strerror or error}", False
             except SubmissionError as error:  # decided by the archive's bytes: it stays while they do

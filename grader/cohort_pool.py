@@ -31,6 +31,7 @@ class Job:
     device: str
     time_limit: float | None
     memory_limit_mb: int | None
+    time_budget: float | None = None
 
 
 def grade_all(exercise: Exercise, todo: list[Job], jobs: int) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -76,7 +77,7 @@ def grade_one(exercise: Exercise, job: Job) -> dict[str, Any]:
         file.write_bytes(job.data)
         # Named as found, never by the copy's passing path: the same submission reads the same on every run.
         report = grade(exercise, file, "submit", job.device, time_limit=job.time_limit,
-                       memory_limit_mb=job.memory_limit_mb, display=job.name)
+                       memory_limit_mb=job.memory_limit_mb, time_budget=job.time_budget, display=job.name)
         if report.integrity_error:
             return {"not_graded": report.integrity_error, "lasting": False}
         return {"report": report_to_json(report), "seconds": report.seconds}

@@ -356,3 +356,18 @@ def test_sigterm_stops_every_grading_process_and_the_next_run_finishes(scale, ca
     assert code == 0 and f"{len(done)} already graded, skipped" in out
     assert f"grading {5 - len(done)} submission" in out and set(rows(tmp_path / "book")) == {
         "alice.py", "bob", "one_copy_short.py", "slow1.py", "slow2.py"}
+
+
+def test_a_time_budget_applies_to_each_submission_and_is_part_of_the_verdicts_key(scale, capsys, tmp_path) -> None:
+    folder = small_cohort(scale, tmp_path / "cohort")
+    code, out = grade(capsys, str(folder), "--out", str(tmp_path / "book"), "--jobs", "1", "--time-budget", "0.001")
+    found = rows(tmp_path / "book")
+    assert {name: row["status"] for name, row in found.items()} == {
+        "alice.py": "failed", "bob": "failed", "one_copy_short.py": "failed"}
+    outputs = [test["output"] for test in json.loads((tmp_path / "book/results/bob.json").read_text())["tests"]]
+    assert any("the time budget of 0.001 s for the whole command was used up" in text for text in outputs)
+    # Graded again without the budget: a different setting, so nothing is skipped as already graded.
+    grade(capsys, str(folder), "--out", str(tmp_path / "book"), "--jobs", "1")
+    assert rows(tmp_path / "book")["bob"]["status"] == "passed"
+    code, out = grade(capsys, str(folder), "--out", str(tmp_path / "other"), "--time-budget", "0")
+    assert code == 2 and out.strip() == "error: --time-budget must be a positive number of seconds, not 0"
