@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import torch
 
-from grader import compare, mistakes
+from grader import agreement, compare, mistakes
 from grader.results import CaseResult, Diagnosis
 from grader.supervisor import RawResult
 from grader.wire import WireTensor
@@ -50,6 +50,13 @@ class Behaviour:
     outputs: list[torch.Tensor] | None
     raised: str
     fails: bool
+    _ready: Any = field(default=None, repr=False, compare=False)
+
+    def ready(self) -> list | None:
+        """The outputs made ready to compare (grader/agreement.py), once."""
+        if self._ready is None and self.outputs is not None:
+            self._ready = agreement.prepared(self.outputs)
+        return self._ready
 
 
 class Catalogue:
@@ -162,6 +169,8 @@ def _agreeing_among(judge: Any, case: Any, got: list | None, raised: str, leave_
     dtype = inputs.output_dtype()
     tolerance = judge.tolerance(case)
     behaviours = judged_catalogue(judge).behaviour(judge, case, stems)
+    mine, bounds = agreement.prepared(got) if not raised else None, agreement.Bounds(expected, baseline, dtype,
+                                                                                     tolerance)
     matches = []
     for stem, behaviour in behaviours.items():
         if not behaviour.fails or stem == leave_out:
@@ -169,7 +178,7 @@ def _agreeing_among(judge: Any, case: Any, got: list | None, raised: str, leave_
         if raised or behaviour.raised:
             distance = 0.0 if raised and raised == behaviour.raised else math.inf
         else:
-            distance = _distance(got, behaviour.outputs, expected, baseline, dtype, tolerance)
+            distance = agreement.distance(mine or [], behaviour.ready(), bounds)
         if distance <= AGREEMENT:
             matches.append((distance, stem))
     return [stem for _, stem in sorted(matches)]
@@ -224,28 +233,3 @@ def _tensors(returned: dict[str, Any] | None) -> list[torch.Tensor | None]:
         return []
     items = returned["items"] if returned.get("type") == "sequence" else [returned]
     return [item["value"].tensor if item.get("type") == "tensor" else None for item in items]
-
-
-def _distance(got: list, theirs: list | None, expected: tuple, baseline: tuple | None,
-              dtype: torch.dtype, tolerance: Any) -> float:
-    """The largest error between the two sets of outputs, in units of the case's bound; inf if unlike."""
-    if theirs is None or len(got) != len(theirs):
-        return math.inf
-    worst = 0.0
-    for index, (mine, other) in enumerate(zip(got, theirs)):
-        if mine is None or other is None or mine.shape != other.shape or mine.dtype != other.dtype:
-            return math.inf
-        a, b = mine.cpu().to(torch.float64), other.cpu().to(torch.float64)
-        finite = torch.isfinite(a)
-        if not torch.equal(finite, torch.isfinite(b)) or not torch.equal(a[~finite].nan_to_num(),
-                                                                          b[~finite].nan_to_num()):
-            return math.inf
-        want = expected[index] if index < len(expected) else b
-        base = baseline[index] if baseline is not None and index < len(baseline) else None
-        # The case's bound, grown to the mistake's own scale: a wrong answer can be far larger than the right one.
-        scale = max(float(b[finite].abs().max()) if finite.any() else 0.0, compare.TINY)
-        bound = compare.error_bound(want, dtype, base, tolerance) * max(1.0, scale / max(float(want.abs().max()),
-                                                                                      compare.TINY))
-        error = float((a[finite] - b[finite]).abs().max()) if finite.any() else 0.0
-        worst = max(worst, error / bound)
-    return worst

@@ -110,3 +110,30 @@ def test_when_the_mistakes_named_so_far_do_not_agree_the_whole_catalogue_is_sear
     diagnosed = [r for r in report.results if r.diagnosis]
     assert diagnosed and {r.diagnosis.mistake for r in diagnosed} == {"add_without_rescale"}
     assert "normalize_each_chunk" in calls  # a mistake never named before was run: the search went on
+
+
+def test_agreement_is_measured_in_the_cases_bound_and_unlike_outputs_never_agree() -> None:
+    import math
+
+    import torch
+
+    from grader import agreement, compare
+
+    expected = (torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64),)
+    bounds = agreement.Bounds(expected, None, torch.float64, compare.DEFAULT)
+    unit = compare.error_bound(expected[0], torch.float64, None, compare.DEFAULT)
+    mistake = agreement.prepared([expected[0] * 0.5])
+    near = agreement.prepared([expected[0] * 0.5 + torch.tensor([0.0, 0.25, 0.0], dtype=torch.float64) * unit])
+    assert agreement.distance(mistake, mistake, bounds) == 0.0
+    assert math.isclose(agreement.distance(near, mistake, bounds), 0.25, rel_tol=1e-6)
+    # A mistake far larger than the right answer is judged on its own scale.
+    big = agreement.prepared([expected[0] * 100])
+    bigger = agreement.prepared([expected[0] * 100 + torch.tensor([unit, 0.0, 0.0], dtype=torch.float64)])
+    assert math.isclose(agreement.distance(bigger, big, bounds), 4 / 400, rel_tol=1e-6)
+    with_nan = agreement.prepared([torch.tensor([math.nan, 1.0, 2.0], dtype=torch.float64)])
+    with_inf = agreement.prepared([torch.tensor([math.inf, 1.0, 2.0], dtype=torch.float64)])
+    for unlike in (with_nan, with_inf, agreement.prepared([expected[0].float()]), agreement.prepared([None]),
+                   agreement.prepared([expected[0], expected[0]])):
+        assert agreement.distance(mistake, unlike, bounds) == math.inf
+    assert agreement.distance(with_nan, with_inf, bounds) == math.inf  # NaN where the other has inf
+    assert agreement.distance(with_nan, with_nan, bounds) == 0.0
