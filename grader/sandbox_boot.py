@@ -38,6 +38,7 @@ MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 15, 36, 38
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 RLIMITS = {"CORE": "RLIMIT_CORE", "FSIZE": "RLIMIT_FSIZE", "NPROC": "RLIMIT_NPROC", "AS": "RLIMIT_AS",
@@ -223,12 +224,62 @@ def _enter(program, config):
         os.setgroups([])
         os.setresgid(user, user, user)
         os.setresuid(user, user, user)
+    _drop_capabilities()
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    _refuse_user_namespaces()
     if config["mode"] == "none":
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if config.get("preloaded") and program.get("entry"):
         _run_entry(program)
     os.execve(program["argv"][0], program["argv"], program["env"])
+
+
+# ---------------------------------------------------------------- locking down
+
+def _drop_capabilities():
+    """No capability at all, even where a program forked (not exec'd) from a launcher that holds some in the
+    sandbox's user namespace (the grader not root): else it could remount the view's binds writable."""
+    if not sys.platform.startswith("linux"):
+        return
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()                 # effective, permitted, inheritable: twice 32 bits, all 0
+    _call(_libc.capset(header, data), "capset")
+
+
+# A classic BPF program over struct seccomp_data (nr at 0, arch at 4, args[0]'s low half at 16).
+_LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+_ARCHES = {"x86_64": (0xC000003E, 272, 56, 435), "aarch64": (0xC00000B7, 97, 220, 435)}  # unshare, clone, clone3
+
+
+def _refuse_user_namespaces():
+    """unshare() and clone() with CLONE_NEWUSER fail with EPERM, so learner code never becomes root of a
+    namespace of its own (and without that, it can make no other namespace either). clone3 answers ENOSYS,
+    its flags being out of a filter's reach: glibc then starts threads and processes with clone."""
+    machine = os.uname().machine
+    if not sys.platform.startswith("linux") or machine not in _ARCHES:
+        return  # the other containment still holds; no filter here
+    arch, unshare, clone, clone3 = _ARCHES[machine]
+    # Jumps count from the next instruction. Another ABI (i386 through int 0x80) or x32's numbers on x86_64
+    # would reach unshare under other numbers: those calls fail with ENOSYS, as nothing here makes them.
+    program = [
+        (_LD, 0, 0, 4), (_JEQ, 0, 9, arch),                                       # 0-1: arch, else ENOSYS
+        (_LD, 0, 0, 0), (_JGE, 7, 0, 0x40000000),                                 # 2-3: nr; x32: ENOSYS
+        (_JEQ, 6, 0, clone3), (_JEQ, 1, 0, unshare), (_JEQ, 0, 2, clone),        # 4-6: to 11, 7, 7 or 9
+        (_LD, 0, 0, 16), (_JSET, 1, 0, CLONE_NEWUSER),                            # 7-8: flags: to 10 or 9
+        (_RET, 0, 0, _ALLOW), (_RET, 0, 0, _ERRNO | errno.EPERM), (_RET, 0, 0, _ERRNO | errno.ENOSYS),
+    ]
+
+    class Instruction(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                    ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Instruction))]
+
+    instructions = (Instruction * len(program))(*[Instruction(*item) for item in program])
+    # A kernel without seccomp filters refuses (EINVAL): the namespaces, limits and user still hold.
+    _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(Program(len(program), instructions)), 0, 0)
 
 
 def _run_entry(program):

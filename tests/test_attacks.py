@@ -294,3 +294,44 @@ def test_stopping_the_grader_leaves_nothing_running(course, signals, code):
     assert process.returncode == code
     assert b"Traceback" not in out + err
     assert survivors(before) == []
+
+
+@pytest.mark.parametrize("containment", ["sandboxed", "bare"])
+def test_no_namespace_of_its_own_can_be_made_inside_the_sandbox(attacked, course, tmp_path, capsys, request,
+                                                                containment):
+    """Learner code may not make user namespaces (nor, without one, any other): no root of its own anywhere,
+    and the kernel's namespace code out of reach. Threads, which glibc starts with clone3, still start."""
+    if containment == "bare":
+        request.getfixturevalue("bare")
+    main(["run", "--file", str(attack(tmp_path, "nested_namespaces")), "--no-record", "--device", "cpu"])
+    out = capsys.readouterr().out
+    assert "nested user namespace: refused (errno 1)" in out
+    assert "nested network namespace: refused (errno 1)" in out
+    assert "in a child: refused (errno 1)" in out
+    assert "a thread ran: True" in out
+
+
+def test_a_program_keeps_no_capability_even_without_an_exec(tmp_path):
+    """The launcher may hold capabilities in the sandbox's user namespace (the grader not root); a program forked
+    from it, not exec'd, drops them all before any learner code runs."""
+    from grader import sandbox_boot
+
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            before = _capabilities()
+            sandbox_boot._drop_capabilities()
+            os.write(writer, f"{before} {_capabilities()}".encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    os.waitpid(child, 0)
+    before, after = os.read(reader, 100).decode().split()
+    assert int(before, 16) != 0 or os.geteuid() != 0  # root starts with some, so the drop is seen
+    assert int(after, 16) == 0
+
+
+def _capabilities() -> str:
+    with open("/proc/self/status") as status:
+        return next(line.split()[1] for line in status if line.startswith("CapEff:"))
