@@ -55,21 +55,20 @@ class Bounds:
         self._known: dict[int, tuple[float, float]] = {}
 
     def for_mistake(self, index: int, theirs: Output) -> float:
-        if index >= len(self.expected):
-            # No expected value for this output: the mistake's own is the scale.
-            want = theirs.values
-            base = self.baseline[index] if self.baseline is not None and index < len(self.baseline) else None
-            return compare.error_bound(want, self.dtype, base, self.tolerance) * max(
-                1.0, max(theirs.top, compare.TINY) / max(float(want.abs().max()) if want.numel() else 0.0,
-                                                         compare.TINY))
-        if index not in self._known:
-            want = self.expected[index]
-            base = self.baseline[index] if self.baseline is not None and index < len(self.baseline) else None
-            self._known[index] = (compare.error_bound(want, self.dtype, base, self.tolerance),
-                                  max(float(want.abs().max()) if want.numel() else 0.0, compare.TINY))
-        bound, top = self._known[index]
+        if index < len(self.expected):
+            if index not in self._known:
+                self._known[index] = self._bound(self.expected[index], index)
+            bound, top = self._known[index]
+        else:
+            bound, top = self._bound(theirs.values, index)  # no expected value: the mistake's own is the scale
         # Grown to the mistake's own scale: a wrong answer can be far larger than the right one.
         return bound * max(1.0, max(theirs.top, compare.TINY) / top)
+
+    def _bound(self, want: torch.Tensor, index: int) -> tuple[float, float]:
+        """The bound on `want` and its largest magnitude."""
+        base = self.baseline[index] if self.baseline is not None and index < len(self.baseline) else None
+        return (compare.error_bound(want, self.dtype, base, self.tolerance),
+                max(float(want.abs().max()) if want.numel() else 0.0, compare.TINY))
 
 
 def distance(mine: list[Output | None], theirs: list[Output | None] | None, bounds: Bounds) -> float:

@@ -12,11 +12,19 @@ from __future__ import annotations
 import time
 
 from grader.cases import Case
+from grader.errors import UsageError
 from grader.results import CaseResult, Outcome
 
 GIVE_UP_AFTER = 3          # timeouts of one function before its other cases are not run
 DEFAULT_SECONDS = 300.0    # a whole `run` or `submit`; an exercise.yaml `time_budget` or --time-budget replaces it
 NOT_RUN = "not_run"        # CaseResult.extra key: why the case was reported without running
+
+
+def checked_seconds(seconds: float | None) -> float | None:
+    """A --time-budget as given (None: the exercise's own); UsageError unless it is a positive number of seconds."""
+    if seconds is not None and seconds <= 0:
+        raise UsageError(f"--time-budget must be a positive number of seconds, not {seconds:g}")
+    return seconds
 
 
 class Budget:

@@ -67,9 +67,7 @@ class VerdictCache:
                     *sorted(fingerprint.GRADER_PACKAGE.rglob("*.py"))]
         digest = hashlib.sha256()
         for path in decides:
-            # Named relative to the course or the package: a course moved or copied keeps what it remembered.
-            named = _relative(path, exercise.root, fingerprint.GRADER_PACKAGE.parent)
-            digest.update(named.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
+            digest.update(fingerprint.portable_name(path, exercise).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
         self.base = digest.hexdigest()
         self.entries: dict[str, dict] = self._load() if enabled else {}
         self.kept: dict[str, dict] = {}
@@ -134,13 +132,6 @@ class VerdictCache:
             os.replace(temporary, self.path)
         except OSError:
             pass
-
-
-def _relative(path: Path, *folders: Path) -> str:
-    for folder in folders:
-        if path.is_relative_to(folder):
-            return str(path.relative_to(folder))
-    return str(path)
 
 
 def grade_catalogue(exercise: Exercise, cases: list[Case], progress: Callable[[str], None],

@@ -47,11 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="where to run the cases (default: all: the CPU, and CUDA when present)")
         command.add_argument("--json", type=Path, metavar="PATH", help="also write a results file (Gradescope)")
         command.add_argument("--no-record", action="store_true", help="do not record this in .grader/")
-        command.add_argument("--time-limit", type=float, metavar="SECONDS",
-                             help="default per-case time limit (cases that set their own keep it)")
-        command.add_argument("--time-budget", type=float, metavar="SECONDS",
-                             help="for the whole command (default: the exercise's, 300 s): cases left then are not run")
-        command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the worker")
+        _limit_options(command, "memory limit of the worker",
+                       "for the whole command (default: the exercise's, 300 s): cases left then are not run")
         command.add_argument("--ring", type=int, metavar="N",
                              help="then run a real ring of N >= 2 processes (torch.distributed)")
         command.add_argument("--verbose", action="store_true",
@@ -102,16 +99,21 @@ def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--shard", metavar="K/N", help="grade only shard K of N (1-based); merge them after")
     command.add_argument("--device", default="cpu", choices=("cpu", "all"),
                          help="where cases run (default cpu, the same on every machine; all: CUDA too)")
-    command.add_argument("--time-limit", type=float, metavar="SECONDS",
-                         help="default per-case time limit (cases that set their own keep it)")
-    command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help="memory limit of the learner's code")
-    command.add_argument("--time-budget", type=float, metavar="SECONDS",
-                         help="for each submission (default: the exercise's): cases left then are not run")
+    _limit_options(command, "memory limit of the learner's code",
+                   "for each submission (default: the exercise's): cases left then are not run")
     book = commands.add_parser("gradebook", help="course staff: work with gradebooks")
     actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
     merge = actions.add_parser("merge", help="join shards' gradebooks into one")
     merge.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="gradebooks written by grader grade")
     merge.add_argument("--out", type=Path, required=True, metavar="DIR", help="the merged gradebook's folder")
+
+
+def _limit_options(command: argparse.ArgumentParser, memory: str, budget: str) -> None:
+    """The options that replace an exercise's limits, for the commands that grade."""
+    command.add_argument("--time-limit", type=float, metavar="SECONDS",
+                         help="default per-case time limit (cases that set their own keep it)")
+    command.add_argument("--time-budget", type=float, metavar="SECONDS", help=budget)
+    command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help=memory)
 
 
 def main(argv: list[str] | None = None) -> int:

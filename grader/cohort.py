@@ -94,19 +94,11 @@ def settings_of(exercise: Exercise, options: Options) -> dict[str, Any]:
     for path in fingerprint.trusted_files(exercise):
         if path == exercise.root / COURSE_FILE:
             continue  # adding an exercise to the course changes no verdict of this one
-        digest.update(_portable(path, exercise).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(fingerprint.portable_name(path, exercise).encode() + b"\0" + path.read_bytes() + b"\0")
     return {"exercise": exercise.name, "course": digest.hexdigest(), "device": options.device,
             "time_limit": float(options.time_limit or exercise.time_limit),
             "memory_limit_mb": int(options.memory_limit_mb or exercise.memory_limit_mb),
             "time_budget": float(options.time_budget or exercise.time_budget)}
-
-
-def _portable(path: Path, exercise: Exercise) -> str:
-    """A trusted file's name relative to the package or the course: shards on machines with other checkouts agree."""
-    for base in (fingerprint.GRADER_PACKAGE.parent, exercise.root):
-        if path.is_relative_to(base):
-            return path.relative_to(base).as_posix()
-    return path.as_posix()
 
 
 def _key(settings: dict[str, Any], what: str) -> str:

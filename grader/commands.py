@@ -276,15 +276,14 @@ def cmd_autograde(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_grade(args: argparse.Namespace, console: Console) -> int:
+    from grader.budget import checked_seconds
     from grader.cohort import Options, grade_cohort, parse_shard
     from grader.render_cohort import CohortProgress, print_summary
 
     exercise = find_exercise(find_root(), args.exercise)
     options = Options(jobs=args.jobs, force=args.force, shard=parse_shard(args.shard) if args.shard else (1, 1),
                       device=args.device, time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,
-                      time_budget=args.time_budget)
-    if options.time_budget is not None and options.time_budget <= 0:
-        raise UsageError(f"--time-budget must be a positive number of seconds, not {options.time_budget:g}")
+                      time_budget=checked_seconds(args.time_budget))
     run = grade_cohort(exercise, args.submissions, args.out, options, CohortProgress(console))
     print_summary(run, console)
     return EXIT_FAILED if run.summary.statuses.get("not graded") else EXIT_OK

@@ -169,8 +169,8 @@ def _agreeing_among(judge: Any, case: Any, got: list | None, raised: str, leave_
     dtype = inputs.output_dtype()
     tolerance = judge.tolerance(case)
     behaviours = judged_catalogue(judge).behaviour(judge, case, stems)
-    mine, bounds = agreement.prepared(got) if not raised else None, agreement.Bounds(expected, baseline, dtype,
-                                                                                     tolerance)
+    mine = agreement.prepared(got) or []
+    bounds = agreement.Bounds(expected, baseline, dtype, tolerance)
     matches = []
     for stem, behaviour in behaviours.items():
         if not behaviour.fails or stem == leave_out:
@@ -178,7 +178,7 @@ def _agreeing_among(judge: Any, case: Any, got: list | None, raised: str, leave_
         if raised or behaviour.raised:
             distance = 0.0 if raised and raised == behaviour.raised else math.inf
         else:
-            distance = agreement.distance(mine or [], behaviour.ready(), bounds)
+            distance = agreement.distance(mine, behaviour.ready(), bounds)
         if distance <= AGREEMENT:
             matches.append((distance, stem))
     return [stem for _, stem in sorted(matches)]

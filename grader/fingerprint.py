@@ -10,6 +10,15 @@ from grader.course import COURSE_FILE, Exercise
 GRADER_PACKAGE = Path(__file__).resolve().parent
 
 
+def portable_name(path: Path, exercise: Exercise) -> str:
+    """A trusted file's name relative to the grader's package or the course: the same wherever the checkout lies,
+    so shards graded on other machines and a course copied elsewhere agree on what they remember."""
+    for base in (GRADER_PACKAGE.parent, exercise.root):
+        if path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return path.as_posix()
+
+
 def trusted_files(exercise: Exercise, without: tuple[Path, ...] = ()) -> list[Path]:
     """The course file, the exercise's folder (but the learner's file), reference and catalogue, the grader's code."""
     found = [exercise.root / COURSE_FILE, exercise.solution, *([exercise.precomputed] if exercise.precomputed else [])]

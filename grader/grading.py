@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Callable
 
 from grader import fingerprint
-from grader.budget import Budget
+from grader.budget import Budget, checked_seconds
 from grader.cases import Case, load_exercise_cases
 from grader.checker import Checker, load_checker
 from grader.course import Exercise, check_exists, learner_file
@@ -66,9 +66,7 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
         exercise = replace(exercise, time_limit=float(time_limit))
     if memory_limit_mb is not None:
         exercise = replace(exercise, memory_limit_mb=int(memory_limit_mb))
-    if time_budget is not None:
-        if time_budget <= 0:
-            raise UsageError(f"--time-budget must be a positive number of seconds, not {time_budget:g}")
+    if checked_seconds(time_budget) is not None:
         exercise = replace(exercise, time_budget=float(time_budget))
     learner = learner_file(file or exercise.stub)
     shown = display or _display(learner, exercise.root)
