@@ -31,7 +31,7 @@ EXERCISE = "07-ring-attention"
 def build_cohort(folder: Path, size: int) -> int:
     """Variants, composed mistakes, then copies of the reference up to `size` files; how many were written."""
     sys.path.insert(0, str(REPO))
-    from grader.mistakes import as_submission
+    from grader.course.mistakes import as_submission
 
     solutions = REPO / "solutions" / EXERCISE
     reference = solutions / "ring_attention.py"

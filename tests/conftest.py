@@ -28,7 +28,7 @@ def one_zygote_per_test_process():
     or `grader grade` does, rather than start one (and import torch again) for each command. Started before
     any test, so that no test counts it among the processes it left. Graders run as commands still start
     and stop their own."""
-    from grader import zygote
+    from grader.sandbox import zygote
 
     started = zygote.prestart()
     yield
@@ -85,7 +85,7 @@ RING = "07-ring-attention"  # the exercise most tests of the grader's machinery 
 
 def ring_exercise():
     """Exercise 07 as it is in the repository, whatever else the live course lists; skipped if it is gone."""
-    from grader.course import load_exercise
+    from grader.course.exercise import load_exercise
 
     folder = REPO / "exercises" / RING
     if not (folder / "exercise.yaml").is_file():
@@ -95,7 +95,7 @@ def ring_exercise():
 
 def ring_checker():
     """Exercise 07's checker, loaded as the grader loads it."""
-    from grader.checker import load_checker
+    from grader.course.checker import load_checker
 
     return load_checker(ring_exercise().checker)
 
@@ -131,7 +131,7 @@ def course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def exercise(course: Path):
     """The ring-attention exercise of the private course copy."""
-    from grader.course import find_exercise
+    from grader.course.exercise import find_exercise
 
     return find_exercise(course, None)
 
@@ -151,7 +151,7 @@ def unsandboxed(monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def bare(unsandboxed, monkeypatch: pytest.MonkeyPatch):
     """Neither namespaces nor cgroups: the containment a machine without them still gets."""
-    from grader import cgroups
+    from grader.sandbox import cgroups
 
     monkeypatch.setattr(cgroups, "create", lambda memory_bytes, max_processes: cgroups.Group())
 

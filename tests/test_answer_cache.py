@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import answer_cache, judge
-from grader.grading import grade
+from grader.grading import answer_cache, case
+from grader.grading.pipeline import grade
 
 KEY = "exercise-hash\0case-json"
 
@@ -51,11 +51,11 @@ def test_a_second_command_reads_the_slow_answers_instead_of_computing_them(exerc
     assert first.failed == 0
     stored = list((course / answer_cache.FOLDER).glob("*.pt"))
     assert len(stored) == len(first.results)
-    judge._PREPARED.clear()  # as in a new process
-    judge._PREPARING.clear()
-    from grader import grading
+    case._PREPARED.clear()  # as in a new process
+    case._PREPARING.clear()
+    from grader.grading import pipeline
 
-    loaded = grading.load_checker
+    loaded = pipeline.load_checker
 
     def refusing(path):
         checker = loaded(path)
@@ -66,7 +66,7 @@ def test_a_second_command_reads_the_slow_answers_instead_of_computing_them(exerc
         checker.expected = refuse
         return checker
 
-    monkeypatch.setattr(grading, "load_checker", refusing)
+    monkeypatch.setattr(pipeline, "load_checker", refusing)
     second = grade(exercise, exercise.solution, "run", "cpu")
     assert [r.outcome for r in second.results] == [r.outcome for r in first.results]
 
@@ -74,8 +74,8 @@ def test_a_second_command_reads_the_slow_answers_instead_of_computing_them(exerc
 def test_without_a_sandbox_nothing_is_read_or_written(exercise, course, unsandboxed, monkeypatch) -> None:
     monkeypatch.setattr(answer_cache, "SLOW_SECONDS", 0.0)
     assert not answer_cache.usable()
-    judge._PREPARED.clear()
-    judge._PREPARING.clear()
+    case._PREPARED.clear()
+    case._PREPARING.clear()
     report = grade(exercise, exercise.solution, "run", "cpu")
     assert report.failed == 0
     assert not (course / answer_cache.FOLDER).exists()

@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, REPO, own_processes, ring_checker, ring_exercise, survivors
-from grader.cases import Case
+
 from grader.cli import main
-from grader.grading import grade
-from grader.render_json import report_to_json
+from grader.course.cases import Case
+from grader.grading.pipeline import grade
+from grader.report.gradescope_json import report_to_json
 from grader.results import Outcome
 
 ATTACKS = FIXTURES / "attacks"
@@ -119,15 +119,15 @@ def test_the_course_and_the_grader_cannot_be_changed(attacked, course, tmp_path,
 
 def test_a_course_changed_while_grading_is_an_error_not_a_pass(attacked, course, monkeypatch):
     """Where learner code could reach the course (no sandbox), a change is caught by the fingerprint."""
-    from grader import supervisor
+    from grader.grading import worker_client
 
-    original = supervisor.Worker.wait_ready
+    original = worker_client.WorkerClient.wait_ready
 
     def meddle(self, limit):
         (course / "solutions/07-ring-attention/mistakes/zz_planted.py").write_text("x = 1\n")
         return original(self, limit)
 
-    monkeypatch.setattr(supervisor.Worker, "wait_ready", meddle)
+    monkeypatch.setattr(worker_client.WorkerClient, "wait_ready", meddle)
     report = grade(attacked, attacked.solution, "run", "cpu")
     assert report.status == "error"
     assert report.integrity_error.startswith("the course files changed while grading (1: solutions/")
@@ -242,8 +242,8 @@ def test_the_graders_environment_and_files_stay_out_of_sight(attacked, course, t
 
 def ring_case(learner: Path, case):
     """One case of exercise 07's distributed suite, as `grader run --ring` runs it."""
-    from grader.grading import load_reference
-    from grader.group_run import run_case
+    from grader.grading.group import run_case
+    from grader.grading.pipeline import load_reference
 
     exercise = ring_exercise()
     return run_case(exercise, ring_checker().suites()["ring"], learner, case, False, load_reference(exercise), 3.0)
@@ -257,11 +257,11 @@ def test_a_ring_that_never_exchanges_its_shards_fails(tmp_path):
     assert result.outcome is Outcome.FAILED, result.message
     found = [line.split(" found ", 1)[1] for line in result.stdout.splitlines() if " found " in line]
     # The grader's own package is bound in read-only where it lies (under /tmp, in a checkout there).
-    from grader.sandbox_view import GRADER_PACKAGE
+    from grader import PACKAGE
 
-    ours = {str(GRADER_PACKAGE), *map(str, GRADER_PACKAGE.parents)}
+    ours = {str(PACKAGE), *map(str, PACKAGE.parents)}
     strays = [path for path in found if not path.endswith("grader-group-store") and path not in ours
-              and not path.startswith(f"{GRADER_PACKAGE}/")]
+              and not path.startswith(f"{PACKAGE}/")]
     assert strays == [], strays  # no shard on any disk
 
 
@@ -314,14 +314,14 @@ def test_no_namespace_of_its_own_can_be_made_inside_the_sandbox(attacked, course
 def test_a_program_keeps_no_capability_even_without_an_exec(tmp_path):
     """The launcher may hold capabilities in the sandbox's user namespace (the grader not root); a program forked
     from it, not exec'd, drops them all before any learner code runs."""
-    from grader import sandbox_boot
+    from grader.sandbox import boot
 
     reader, writer = os.pipe()
     child = os.fork()
     if child == 0:
         try:
             before = _capabilities()
-            sandbox_boot._drop_capabilities()
+            boot._drop_capabilities()
             os.write(writer, f"{before} {_capabilities()}".encode())
         finally:
             os._exit(0)

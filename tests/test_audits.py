@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import ring_exercise
-from grader.grading import load_reference, load_trusted
-from grader.judge import Judge
+
+from grader.grading.case import Judge
+from grader.grading.pipeline import load_reference, load_trusted
+from grader.grading.worker_client import WorkerClient
 from grader.results import CaseResult, Outcome
-from grader.supervisor import Worker
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "audit"
@@ -21,7 +21,7 @@ def audited_results(path: Path) -> dict[str, CaseResult]:
     exercise = ring_exercise()
     trusted = load_trusted(exercise, "submit", False)
     cases = [case for case in trusted.cases if "memory" in case.audit]
-    worker = Worker(path.resolve(), exercise.root, exercise.memory_limit_mb, use_cuda=False)
+    worker = WorkerClient(path.resolve(), exercise.root, exercise.memory_limit_mb, use_cuda=False)
     worker.start()
     try:
         judge = Judge(exercise, trusted.checker, path.name, load_reference(exercise))
@@ -60,11 +60,11 @@ def test_gathering_every_key_a_few_queries_at_a_time_fails():
                                   "query_tiled_evading"])
 def test_holding_every_score_fails_whatever_builds_it(name, monkeypatch):
     """NumPy, an odd axis or a switched-off audit: the kernel counts the memory all the same."""
-    from grader import judge
+    from grader.grading.case import Judge
 
     seen = []
-    original = judge.Judge._judge
-    monkeypatch.setattr(judge.Judge, "_judge", lambda self, case, *args: (
+    original = Judge._judge
+    monkeypatch.setattr(Judge, "_judge", lambda self, case, *args: (
         original(self, case, *args), seen.append(args[3].peak_bytes)))
     results = audited_results(FIXTURES / f"{name}.py")
     assert any(r.outcome is Outcome.FAILED and r.extra.get("violates") in ("peak-memory", "materialization")
@@ -82,7 +82,7 @@ def test_the_budget_leaves_room_for_honest_code(reference):
 
 
 def test_audited_case_needs_a_unique_prime():
-    from grader.checker import load_checker
+    from grader.course.checker import load_checker
 
     checker = load_checker(ring_exercise().checker)
     base = {"lq": 3, "d": 4, "dv": 5, "audit": ["memory"]}

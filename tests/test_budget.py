@@ -7,11 +7,11 @@ import sys
 import time
 
 import pytest
-
 from conftest import FIXTURES, REPO, own_processes, survivors
-from grader.budget import GIVE_UP_AFTER, NOT_RUN
+
 from grader.errors import ConfigError, UsageError
-from grader.grading import grade
+from grader.grading.budget import GIVE_UP_AFTER, NOT_RUN
+from grader.grading.pipeline import grade
 from grader.results import Outcome
 
 TIME_LIMIT = 1.0
@@ -86,7 +86,7 @@ def test_a_generous_budget_changes_nothing(exercise) -> None:
 def test_a_budget_that_is_not_positive_is_refused(exercise, course) -> None:
     with pytest.raises(UsageError, match="--time-budget must be a positive number"):
         grade(exercise, exercise.solution, "run", "cpu", time_budget=0)
-    from grader.course import find_exercise
+    from grader.course.exercise import find_exercise
 
     settings = course / "exercises/07-ring-attention/exercise.yaml"
     settings.write_text(settings.read_text() + "time_budget: -5\n")

@@ -48,7 +48,8 @@ def test_config_error_names_path_and_line() -> None:
 
 def test_repeat_expands_with_new_seeds(course) -> None:
     from conftest import ring_checker
-    from grader.cases import load_case_file
+
+    from grader.course.cases import load_case_file
 
     checker = ring_checker()
     path = course / EXAMPLES
@@ -65,7 +66,8 @@ def test_repeat_expands_with_new_seeds(course) -> None:
 
 def test_hidden_cases_reach_gradescope_learners_after_the_due_date_unless_they_say_otherwise(course) -> None:
     from conftest import ring_checker
-    from grader.cases import load_case_file
+
+    from grader.course.cases import load_case_file
 
     checker = ring_checker()
     text = "cases:\n  - name: a\n    function: ring_attention\n  - name: b\n    function: ring_attention\n" \
@@ -84,7 +86,7 @@ def test_both_yaml_parsers_read_every_case_file_alike_lines_included() -> None:
 
     import yaml
 
-    from grader import yamlfile
+    from grader.course import yamlfile
 
     def lines(value):
         if isinstance(value, dict):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import REPO, SUBMISSIONS
+
 from grader.cli import main
+from grader.cli.parser import build_parser
 
 SOLUTION = REPO / "solutions" / "07-ring-attention" / "ring_attention.py"
 
@@ -212,12 +213,12 @@ def test_submit_of_a_file_that_cannot_be_imported_says_so_once(course) -> None:
 
 
 def test_internal_failure_is_a_grader_error_with_a_report(course, capsys, monkeypatch) -> None:
-    from grader import grading
+    from grader.grading import pipeline
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug in the grader")
 
-    monkeypatch.setattr(grading, "grade", broken)
+    monkeypatch.setattr(pipeline, "grade", broken)
     code, out = run(capsys, "run")
     assert code == 3
     assert out.startswith("grader error: the grader itself failed (ZeroDivisionError); this is not about your code")
@@ -238,3 +239,36 @@ def test_cuda_cases_run_on_cuda_when_present(course, capsys, tmp_path) -> None:
     assert code == 0, out
     tests = json.loads(results.read_text())["tests"]
     assert tests and all(test["extra_data"]["device"] == "cuda" and test["extra_data"]["outcome"] == "passed" for test in tests)
+
+
+def _commands(parser) -> dict:
+    """Every command of the parser and of its nested commands (`export gradescope`), by its words."""
+    import argparse
+
+    found = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found[name] = sub
+                found.update({f"{name} {words}": nested for words, nested in _commands(sub).items()})
+    return found
+
+
+def test_every_command_has_a_handler_and_help() -> None:
+    from grader.cli import handler
+    from grader.cli.parser import HANDLERS
+
+    parser = build_parser()
+    top = {words for words in _commands(parser) if " " not in words}
+    assert top == set(HANDLERS)
+    assert all(callable(handler(name)) for name in HANDLERS)
+    helps = {choice.dest: choice.help for action in parser._actions if hasattr(action, "_choices_actions")
+             for choice in action._choices_actions}
+    assert all(helps.get(name) for name in HANDLERS), helps
+
+
+@pytest.mark.parametrize("words", sorted(_commands(build_parser())))
+def test_every_commands_help_works(words, capsys) -> None:
+    with pytest.raises(SystemExit) as leaving:
+        main([*words.split(), "--help"])
+    assert leaving.value.code == 0 and capsys.readouterr().out.startswith("usage: grader ")

@@ -16,12 +16,14 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, REPO, check_gradescope, make_course, own_processes, survivors
-from grader import cohort, mistakes
+
 from grader.cli import main
-from grader.gradebook import Entry, grades_csv
-from grader.submissions import find_submissions, make_ids
+from grader.course import mistakes
+from grader.report.cohort_csv import grades_csv
+from grader.results.cohort import Entry
+from grader.staff import cohort
+from grader.staff.intake import find_submissions, make_ids
 
 COURSES = FIXTURES / "courses"
 HOSTILE_NAME = "<img src=x onerror=alert(1)>.py"
@@ -159,22 +161,22 @@ def test_a_rerun_skips_everything_force_regrades_and_a_killed_run_is_finished(sc
 
 
 def test_a_grader_error_is_recorded_and_tried_again(scale, capsys, tmp_path, monkeypatch):
-    from grader import grading
+    from grader.grading import pipeline
 
     folder = small_cohort(scale, tmp_path / "cohort")
-    real = grading.grade
+    real = pipeline.grade
 
     def flaky(exercise, file, *args, display=None, **kwargs):
         if display == "bob":
             raise RuntimeError("the grader tripped")
         return real(exercise, file, *args, display=display, **kwargs)
 
-    monkeypatch.setattr(grading, "grade", flaky)
+    monkeypatch.setattr(pipeline, "grade", flaky)
     code, out = grade(capsys, str(folder), "--out", "book", "--jobs", "1")
     assert code == 1 and "bob: not graded: grader error: RuntimeError: the grader tripped" in out
     recorded = json.loads((tmp_path / "book/results/bob.json").read_text())["extra_data"]["submission"]
     assert recorded["key"] == "" and "RuntimeError" in recorded["traceback"]
-    monkeypatch.setattr(grading, "grade", real)
+    monkeypatch.setattr(pipeline, "grade", real)
     code, out = grade(capsys, str(folder), "--out", "book", "--jobs", "1")
     assert code == 0 and "2 already graded, skipped" in out and "[1/1] bob: 10 of 10, passed" in out
 
@@ -269,7 +271,7 @@ def test_what_counts_as_one_submission(tmp_path):
 def test_submission_archives_are_graded_once_verified(scale, capsys, tmp_path):
     import zipfile
 
-    from grader.submission import write_submission
+    from grader.staff.archive import write_submission
 
     solution = (scale / "solutions/02-scale/scale.py").read_bytes()
     folder = tmp_path / "cohort"  # one folder per learner, holding the archive their bundle wrote

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, make_course
+
 from grader.cli import main
 
 COURSES = FIXTURES / "courses"
@@ -84,7 +84,7 @@ def test_without_a_name_the_first_exercise_not_accepted_is_the_one(two, capsys):
 @pytest.mark.parametrize("name", ["07", "07-ring", "07-ring-attention", "07-ring-attention/", "exercises/07-ring-attention/",
                                   "ring-attention"])
 def test_an_exercise_is_named_by_a_unique_prefix_or_its_folder(two, name):
-    from grader.course import find_exercise
+    from grader.course.exercise import find_exercise
 
     assert find_exercise(two, name).name == "07-ring-attention"
 
@@ -92,7 +92,7 @@ def test_an_exercise_is_named_by_a_unique_prefix_or_its_folder(two, name):
 @pytest.mark.parametrize(("name", "words"), [("0", "'0' could be any of 07-ring-attention, 02-scale: say which"),
                                              ("exercises/08/", "no exercise called 'exercises/08/'")])
 def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
-    from grader.course import find_exercise
+    from grader.course.exercise import find_exercise
     from grader.errors import UsageError
 
     with pytest.raises(UsageError, match="^" + words.replace("(", r"\(")):
@@ -106,7 +106,7 @@ def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
     (lambda folder: (folder / "checker.py").write_text("def broken(:\n"),
      "checker.py: the checker could not be loaded: SyntaxError"),
     (lambda folder: (folder / "checker.py").write_text("X = 1\n"),
-     "checker.py: the checker must define exactly one subclass of grader.checker.Checker, found 0"),
+     "checker.py: the checker must define exactly one subclass of grader.course.checker.Checker, found 0"),
     (lambda folder: (folder / "checker.py").write_text((folder / "checker.py").read_text().replace(
         "Function(arguments=", "Function(uses=('scale',), arguments=")),
      "checker.py: scale uses 'scale', which is not another of the checker's functions"),

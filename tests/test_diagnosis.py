@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from conftest import ring_exercise
-from grader.grading import grade
+
+from grader.grading.pipeline import grade
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -17,17 +18,17 @@ def reference_text() -> str:
 
 def test_the_catalogue_is_loaded_before_the_learners_file():
     """Trusted first: a module the grader would import after the learner's code ran could be the learner's."""
-    code = ("import sys; from pathlib import Path; from grader.course import load_exercise; "
-            "from grader import grading, supervisor; "
+    code = ("import sys; from pathlib import Path; from grader.course.exercise import load_exercise; "
+            "from grader.grading import pipeline, worker_client; "
             "ex = load_exercise(Path('.'), Path('exercises/07-ring-attention')); "
-            "ready = supervisor.Worker.wait_ready\n"
+            "ready = worker_client.WorkerClient.wait_ready\n"
             "def check(self, limit):\n"
             "    if self.load_result is None:\n"
-            "        d = sys.modules.get('grader.diagnosis')\n"
+            "        d = sys.modules.get('grader.grading.diagnosis')\n"
             "        print('catalogue' if d and d._CATALOGUES else 'none', 'diagnosis' if d else 'none')\n"
             "    return ready(self, limit)\n"
-            "supervisor.Worker.wait_ready = check\n"
-            "r = grading.grade(ex, ex.solution, 'run', 'cpu'); assert r.status == 'passed'")
+            "worker_client.WorkerClient.wait_ready = check\n"
+            "r = pipeline.grade(ex, ex.solution, 'run', 'cpu'); assert r.status == 'passed'")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["catalogue", "diagnosis"]
 
@@ -67,7 +68,7 @@ def test_a_catalogued_mistake_written_differently_is_named(tmp_path):
 
 def _counting_runs(monkeypatch) -> list[str]:
     """Every catalogued mistake run on a case from now on, by stem (the behaviours start afresh)."""
-    from grader import diagnosis
+    from grader.grading import diagnosis
 
     diagnosis._CATALOGUES.clear()
     calls: list[str] = []
@@ -82,7 +83,7 @@ def _counting_runs(monkeypatch) -> list[str]:
 
 
 def test_a_mistake_named_once_is_tried_first_and_the_catalogue_is_not_run_on_every_case(monkeypatch):
-    from grader import diagnosis
+    from grader.grading import diagnosis
 
     calls = _counting_runs(monkeypatch)
     report = grade(ring_exercise(), REPO / "tests/fixtures/submissions/wrong_no_rescale.py", "submit", "cpu")
@@ -96,16 +97,16 @@ def test_a_mistake_named_once_is_tried_first_and_the_catalogue_is_not_run_on_eve
 
 
 def test_when_the_mistakes_named_so_far_do_not_agree_the_whole_catalogue_is_searched(monkeypatch):
-    from grader import judge
+    from grader.grading import case
 
     calls = _counting_runs(monkeypatch)
-    real_init = judge.Judge.__init__
+    real_init = case.Judge.__init__
 
     def misled(self, *args, **kwargs):
         real_init(self, *args, **kwargs)
         self.named = ["first_chunk_skipped"]  # as if an earlier case had been explained by another mistake
 
-    monkeypatch.setattr(judge.Judge, "__init__", misled)
+    monkeypatch.setattr(case.Judge, "__init__", misled)
     report = grade(ring_exercise(), REPO / "tests/fixtures/submissions/wrong_no_rescale.py", "run", "cpu")
     diagnosed = [r for r in report.results if r.diagnosis]
     assert diagnosed and {r.diagnosis.mistake for r in diagnosed} == {"add_without_rescale"}
@@ -117,7 +118,7 @@ def test_agreement_is_measured_in_the_cases_bound_and_unlike_outputs_never_agree
 
     import torch
 
-    from grader import agreement, compare
+    from grader.grading import agreement, compare
 
     expected = (torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64),)
     bounds = agreement.Bounds(expected, None, torch.float64, compare.DEFAULT)

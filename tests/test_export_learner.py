@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-
 from conftest import REPO, SUBMISSIONS, make_course, ring_exercise
-from grader import mistakes, submission
+
 from grader.cli import main
+from grader.course import mistakes
+from grader.staff import archive
 
 EXERCISES = ("07-ring-attention", "01-stable-softmax")
 HAND_IN = "upload the zip to the course site under Submissions"
@@ -169,7 +170,7 @@ def words(text: str) -> str:
 
 
 def test_nothing_that_reveals_answers_is_in_the_bundle(exported) -> None:
-    from grader.checker import load_checker
+    from grader.course.checker import load_checker
 
     course, bundle = exported
     shipped = all_files(bundle)
@@ -199,12 +200,12 @@ def test_nothing_that_reveals_answers_is_in_the_bundle(exported) -> None:
 
 
 def test_stored_examples_are_what_the_course_computes(exported) -> None:
-    from grader.cases import load_exercise_cases
-    from grader.checker import load_checker
-    from grader.course import load_exercise
-    from grader.grading import load_reference
-    from grader.judge import Judge
-    from grader.precomputed import load_precomputed
+    from grader.course.cases import load_exercise_cases
+    from grader.course.checker import load_checker
+    from grader.course.exercise import load_exercise
+    from grader.course.precomputed import load_precomputed
+    from grader.grading.case import Judge
+    from grader.grading.pipeline import load_reference
 
     course, bundle = exported
     for name in EXERCISES:
@@ -285,9 +286,9 @@ def _wrong_files(course: Path, name: str, folder: Path) -> list[Path]:
 
 @pytest.mark.parametrize("name", EXERCISES)
 def test_verdicts_in_the_bundle_are_the_courses(exported, name, tmp_path) -> None:
-    from grader.course import load_exercise
-    from grader.grading import grade
-    from grader.render_json import report_to_json
+    from grader.course.exercise import load_exercise
+    from grader.grading.pipeline import grade
+    from grader.report.gradescope_json import report_to_json
 
     course, bundle = exported
     exercise = load_exercise(course, course / "exercises" / name)
@@ -378,35 +379,35 @@ def test_submit_writes_an_archive_that_verifies(exported, bundle) -> None:
     archives = list((bundle / "submissions").glob("*.zip"))
     assert len(archives) == 1 and archives[0].name.startswith(f"{name}-")
     assert lines[-1].startswith(f"Wrote submissions/{archives[0].name} ") and lines[-1].endswith(f"{HAND_IN}.")
-    kept = submission.read_submission(archives[0], name)
+    kept = archive.read_submission(archives[0], name)
     assert kept.files == {"ring_attention.py": solution} and kept.exercise == name
     assert kept.manifest["files"][0]["sha256"] == hashlib.sha256(solution).hexdigest()
-    assert kept.manifest["content_sha256"] == submission.content_hash(kept.files)
+    assert kept.manifest["content_sha256"] == archive.content_hash(kept.files)
     again = in_bundle(bundle, "submit", name, "--device", "cpu")
     assert again.returncode == 0 and len(list((bundle / "submissions").glob("*.zip"))) == 2
 
 
 def test_archives_never_overwrite_each_other(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(submission, "now", lambda pattern="": "20250101T000000")
-    first = submission.write_submission(tmp_path, "01-stable-softmax", {"softmax.py": b"one\n"})
-    second = submission.write_submission(tmp_path, "01-stable-softmax", {"softmax.py": b"two\n"})
+    monkeypatch.setattr(archive, "now", lambda pattern="": "20250101T000000")
+    first = archive.write_submission(tmp_path, "01-stable-softmax", {"softmax.py": b"one\n"})
+    second = archive.write_submission(tmp_path, "01-stable-softmax", {"softmax.py": b"two\n"})
     assert (first.path.name, second.path.name) == ("01-stable-softmax-20250101T000000.zip",
                                                    "01-stable-softmax-20250101T000000-2.zip")
-    assert submission.read_submission(first.path).files == {"softmax.py": b"one\n"}
-    assert submission.read_submission(second.path).files == {"softmax.py": b"two\n"}
+    assert archive.read_submission(first.path).files == {"softmax.py": b"one\n"}
+    assert archive.read_submission(second.path).files == {"softmax.py": b"two\n"}
 
 
 def _rewrite(path: Path, members: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive, warnings.catch_warnings():
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zipped, warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # zipfile warns of a name written twice, which is the point
         for info, data in members:
-            archive.writestr(info, data)
+            zipped.writestr(info, data)
     return path
 
 
-def _hostile(kind: str, good: submission.Submission, path: Path) -> Path:
-    with zipfile.ZipFile(good.path) as archive:
-        manifest = archive.read("manifest.json")
+def _hostile(kind: str, good: archive.Submission, path: Path) -> Path:
+    with zipfile.ZipFile(good.path) as zipped:
+        manifest = zipped.read("manifest.json")
     code = good.files["softmax.py"]
     if kind == "tampered":
         return _rewrite(path, [("softmax.py", code + b"# changed\n"), ("manifest.json", manifest)])
@@ -435,11 +436,11 @@ def _hostile(kind: str, good: submission.Submission, path: Path) -> Path:
     if kind == "twice":
         return _rewrite(path, [("softmax.py", code), ("softmax.py", code), ("manifest.json", manifest)])
     if kind == "too-many-members":
-        return _rewrite(path, [(f"f{number}.py", b"") for number in range(submission.MAX_MEMBERS + 1)])
+        return _rewrite(path, [(f"f{number}.py", b"") for number in range(archive.MAX_MEMBERS + 1)])
     if kind == "huge-member":  # a few KiB compressed, many MiB unpacked
-        return _rewrite(path, [("softmax.py", b"\0" * (submission.MAX_MEMBER_BYTES + 1)), ("manifest.json", manifest)])
+        return _rewrite(path, [("softmax.py", b"\0" * (archive.MAX_MEMBER_BYTES + 1)), ("manifest.json", manifest)])
     if kind == "huge-archive":
-        path.write_bytes(good.path.read_bytes() + os.urandom(submission.MAX_ARCHIVE_BYTES))
+        path.write_bytes(good.path.read_bytes() + os.urandom(archive.MAX_ARCHIVE_BYTES))
         return path
     if kind == "not-a-zip":
         path.write_bytes(b"PK\x03\x04 but nothing after")
@@ -451,18 +452,18 @@ def _hostile(kind: str, good: submission.Submission, path: Path) -> Path:
                                   "manifest-hash-edited", "path-traversal", "absolute-path", "folder", "symlink",
                                   "twice", "too-many-members", "huge-member", "huge-archive", "not-a-zip"])
 def test_a_tampered_or_hostile_archive_is_refused_in_one_line(tmp_path, kind) -> None:
-    good = submission.write_submission(tmp_path / "good", "01-stable-softmax", {"softmax.py": b"def softmax(): ...\n"})
+    good = archive.write_submission(tmp_path / "good", "01-stable-softmax", {"softmax.py": b"def softmax(): ...\n"})
     path = _hostile(kind, good, tmp_path / "bad.zip")
-    with pytest.raises(submission.SubmissionError) as refused:
-        submission.read_submission(path, "01-stable-softmax")
+    with pytest.raises(archive.SubmissionError) as refused:
+        archive.read_submission(path, "01-stable-softmax")
     message = str(refused.value)
     assert message.startswith(f"{path}: ") and "\n" not in message and len(message) < 400
 
 
 def test_an_archive_for_another_exercise_is_refused(tmp_path) -> None:
-    good = submission.write_submission(tmp_path, "01-stable-softmax", {"softmax.py": b"x = 1\n"})
-    with pytest.raises(submission.SubmissionError, match="not '07-ring-attention'"):
-        submission.read_submission(good.path, "07-ring-attention")
+    good = archive.write_submission(tmp_path, "01-stable-softmax", {"softmax.py": b"x = 1\n"})
+    with pytest.raises(archive.SubmissionError, match="not '07-ring-attention'"):
+        archive.read_submission(good.path, "07-ring-attention")
 
 
 # ---------------------------------------------------------------- the export command

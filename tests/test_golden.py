@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import SUBMISSIONS, check_gradescope
-from grader.grading import grade
-from grader.render_json import report_to_json
+
+from grader.grading.pipeline import grade
+from grader.report.gradescope_json import report_to_json
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 NAMES = sorted(path.stem for path in SUBMISSIONS.glob("*.py"))

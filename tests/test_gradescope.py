@@ -12,8 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, REPO, check_gradescope, make_course, own_processes, survivors
 
-from conftest import FIXTURES, REPO, SUBMISSIONS, check_gradescope, make_course, own_processes, survivors
 from grader.cli import main
 
 ATTACKS = FIXTURES / "attacks"
@@ -68,7 +68,7 @@ def test_the_zip_holds_the_autograder_and_nothing_for_learners(course, tmp_path,
         names = set(archive.namelist())
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
         setup = archive.read("setup.sh").decode()
-    assert {"setup.sh", "run_autograder", "pyproject.toml", "exercises/course.yaml", "grader/grading.py",
+    assert {"setup.sh", "run_autograder", "pyproject.toml", "exercises/course.yaml", "grader/grading/pipeline.py",
             "exercises/07-ring-attention/checker.py", "solutions/07-ring-attention/ring_attention.py",
             "exercises/07-ring-attention/cases/hidden/constraints.yaml",
             "solutions/07-ring-attention/mistakes/add_without_rescale.py"} <= names

@@ -1,4 +1,4 @@
-"""Progress that remembers: acceptance is kept, every submission and replaced file is kept, and any comes back."""
+"""LearnerState that remembers: acceptance is kept, every submission and replaced file is kept, and any comes back."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 EXERCISE = "02-scale"

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, own_processes, survivors
-from grader.grading import grade
-from grader.render_json import report_to_json
+
+from grader.grading.pipeline import grade
+from grader.report.gradescope_json import report_to_json
 from grader.results import Outcome
 
 HOSTILE = FIXTURES / "hostile"

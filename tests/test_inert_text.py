@@ -10,11 +10,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader.render_json import report_to_json, write_json
-from grader.render_json import test_to_json as result_to_json
-from grader.render_terminal import OUTPUT_WIDTH, THEME, TerminalRenderer, make_console
+from grader.inert import cut, fit, inert
+from grader.report.gradescope_json import report_to_json, write_json
+from grader.report.gradescope_json import test_to_json as result_to_json
+from grader.report.terminal import OUTPUT_WIDTH, THEME, TerminalRenderer, make_console
 from grader.results import CaseResult, Outcome, Report
-from grader.text import cut, fit, inert
 
 # Clear the screen, set the window title, return to the line start and print a fake verdict,
 # then reverse the rest of the line.
@@ -112,7 +112,7 @@ def test_fit_marks_a_cut_within_the_bound() -> None:
 
 
 def test_a_long_exception_name_from_the_worker_is_marked_as_cut() -> None:
-    from grader.worker import describe_exception
+    from grader.sandboxed.worker import describe_exception
 
     error = type("E" * 300, (Exception,), {})("m" * 5000)
     reply = describe_exception(error, Path("mine.py"), 0.0, "cpu")
@@ -206,7 +206,7 @@ def test_json_carries_no_raw_control_anywhere(tmp_path) -> None:
 
 
 def test_json_output_limit_holds_after_escaping() -> None:
-    from grader.render_json import OUTPUT_LIMIT
+    from grader.report.gradescope_json import OUTPUT_LIMIT
 
     result = CaseResult("ring-b", "examples", "ring_attention", "cpu", Outcome.ERROR, message="\x1b" * OUTPUT_LIMIT)
     output = result_to_json(1, result)["output"]

@@ -11,16 +11,15 @@ import threading
 import time
 
 import pytest
-
 from conftest import REPO
-from grader import commands
-from grader import progress as progress_module
-from grader.cli import main
+
+from grader.cli import learner, main
 
 # A command that sleeps, then cleans up slowly, as a grader stopping its workers does.
 SLEEPER = """
 import sys, time
-from grader import cli, commands
+from grader import cli
+from grader.cli import learner
 
 def slow(args, console):
     try:
@@ -31,7 +30,7 @@ def slow(args, console):
         time.sleep(float(sys.argv[1]))
         print("cleaned up", flush=True)
 
-commands.cmd_status = slow
+learner.cmd_status = slow
 raise SystemExit(cli.main(["status"]))
 """
 
@@ -88,7 +87,7 @@ def test_main_restores_the_signal_handlers_it_found(course, capsys, monkeypatch)
         during.extend(signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM))
         return 0
 
-    monkeypatch.setattr(commands, "cmd_status", look)
+    monkeypatch.setattr(learner, "cmd_status", look)
     assert main(["status"]) == 0
     assert during[0] is not found[0] and during[1] is not found[1]
     assert [signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)] == found
@@ -96,7 +95,7 @@ def test_main_restores_the_signal_handlers_it_found(course, capsys, monkeypatch)
     def interrupted(args, console):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(commands, "cmd_status", interrupted)
+    monkeypatch.setattr(learner, "cmd_status", interrupted)
     assert main(["status"]) == 130
     assert capsys.readouterr().out == "interrupted\n"
     assert [signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)] == found
@@ -123,15 +122,16 @@ def test_a_closed_pipe_ends_quietly(course) -> None:
 
 
 def test_grader_errors_in_the_same_second_keep_every_report(course, capsys, monkeypatch) -> None:
-    from grader import grading
+    import grader.cli
+    from grader.grading import pipeline
 
     fixed = time.localtime(1_800_000_000)
-    monkeypatch.setattr(progress_module, "now", lambda pattern="%Y%m%dT%H%M%S": time.strftime(pattern, fixed))
+    monkeypatch.setattr(grader.cli, "now", lambda pattern="%Y%m%dT%H%M%S": time.strftime(pattern, fixed))
     for number in (1, 2):
         def broken(*args, number=number, **kwargs):
             raise ZeroDivisionError(f"bug number {number}")
 
-        monkeypatch.setattr(grading, "grade", broken)
+        monkeypatch.setattr(pipeline, "grade", broken)
         assert main(["run"]) == 3
     capsys.readouterr()
     reports = sorted((course / ".grader" / "crashes").iterdir())

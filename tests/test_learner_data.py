@@ -11,11 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
-from grader import progress as progress_module
+
 from grader.cli import main
-from grader.progress import Progress, unique_path
+from grader.files import unique_path
+from grader.learner import state as progress_module
+from grader.learner.state import LearnerState
 
 EXERCISE = "07-ring-attention"
 SOLUTION = REPO / "solutions" / EXERCISE / "ring_attention.py"
@@ -174,11 +175,11 @@ def test_unique_path_hands_each_thread_its_own_file(tmp_path) -> None:
 WORKER = """
 import sys, time
 from pathlib import Path
-from grader import progress
-progress.now = lambda pattern="%Y%m%dT%H%M%S": time.strftime(pattern, time.localtime(1_800_000_000))
+from grader.learner import state
+state.now = lambda pattern="%Y%m%dT%H%M%S": time.strftime(pattern, time.localtime(1_800_000_000))
 root, tag = Path(sys.argv[1]), sys.argv[2]
 source = root / f"mine-{tag}.py"
-mine = progress.Progress(root)
+mine = state.LearnerState(root)
 for number in range(40):
     source.write_text(f"{tag} {number}")
     mine.backup("ex", source)
@@ -211,7 +212,7 @@ def test_backups_and_submissions_in_the_same_second_are_all_kept(course, exercis
 
     from grader.results import Report
 
-    mine = Progress(course)
+    mine = LearnerState(course)
     saved = [mine.record(Report(EXERCISE, "submit", f"try{number}.py"), {"try": number}, f"# try {number}".encode())
              for number in (1, 2)]
     assert [kept.number for kept in saved] == [1, 2]
@@ -220,7 +221,7 @@ def test_backups_and_submissions_in_the_same_second_are_all_kept(course, exercis
 
 
 def test_an_interrupted_save_leaves_the_state_and_no_temporary_file(course, monkeypatch) -> None:
-    mine = Progress(course)
+    mine = LearnerState(course)
     mine.open_hint(EXERCISE, 3)
     before = mine.path.read_bytes()
 

@@ -8,7 +8,7 @@ from collections import Counter
 
 from rich.console import Console
 
-from grader.render_terminal import THEME, TerminalRenderer, make_console
+from grader.report.terminal import THEME, TerminalRenderer, make_console
 from grader.results import CaseResult, Diagnosis, Outcome, Report
 
 ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -244,7 +244,7 @@ def test_the_progress_bar_is_drawn_on_a_terminal_and_never_piped(monkeypatch) ->
 
 
 def test_the_bar_names_the_suite_running_and_its_progress() -> None:
-    from grader.render_progress import LiveProgress
+    from grader.report.progress_bar import LiveProgress
 
     bar = LiveProgress(fixed())
     assert not LiveProgress.wanted(bar.console) and bar.describe() == "starting"
@@ -271,7 +271,7 @@ def test_a_forced_terminal_draws_the_bar_and_still_ends_with_the_summary() -> No
 
 
 def test_the_plan_counts_every_suite_and_says_which_functions_call_which(exercise) -> None:
-    from grader.grading import _plan, load_trusted
+    from grader.grading.pipeline import _plan, load_trusted
 
     trusted = load_trusted(exercise, "submit", group=True)
     report = Report(exercise.name, "submit", "mine.py")
@@ -285,7 +285,8 @@ def test_the_plan_counts_every_suite_and_says_which_functions_call_which(exercis
 
 def test_grading_announces_its_plan_before_the_first_result_and_marks_cases_a_load_error_kept(exercise) -> None:
     from conftest import SUBMISSIONS
-    from grader.grading import grade
+
+    from grader.grading.pipeline import grade
 
     seen: list[object] = []
     report = grade(exercise, SUBMISSIONS / "syntax_error.py", "run", "cpu", on_result=seen.append,
@@ -295,7 +296,7 @@ def test_grading_announces_its_plan_before_the_first_result_and_marks_cases_a_lo
 
 
 def test_cases_the_time_budget_kept_from_running_are_counted_once_not_listed() -> None:
-    from grader.budget import NOT_RUN
+    from grader.grading.budget import NOT_RUN
 
     reason = "not run: ring_attention already timed out on 3 cases (a, b, c); its other cases would most likely time out too"
     results = [case(name, "ring_attention", Outcome.TIMED_OUT, "hidden", message="did not finish within the 10 s limit")

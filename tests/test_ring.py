@@ -7,16 +7,16 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import own_processes, ring_checker, ring_exercise, survivors
+
 from grader import cli
-from grader.cases import Case
+from grader.course.cases import Case
 from grader.errors import ConfigError
-from grader.grading import load_reference
-from grader.group_run import run_case as run_group_case
-from grader.group_run import run_group_suite
-from grader.render_json import test_to_json as result_to_json
-from grader.render_terminal import TerminalRenderer, make_console
+from grader.grading.group import run_case as run_group_case
+from grader.grading.group import run_group_suite
+from grader.grading.pipeline import load_reference
+from grader.report.gradescope_json import test_to_json as result_to_json
+from grader.report.terminal import TerminalRenderer, make_console
 from grader.results import Outcome, Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,7 +140,7 @@ def test_an_exercise_without_the_suite_refuses_the_option(course, capsys, tmp_pa
 
 
 def test_ring_table_in_terminal_and_json(suite):
-    from grader.group_suite import GroupInputs
+    from grader.course.group_suite import GroupInputs
     from grader.results import CaseResult
 
     inputs = suite.build(suite.cases(2)[0], load_reference(ring_exercise()))

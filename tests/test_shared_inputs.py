@@ -6,7 +6,7 @@ import os
 
 import torch
 
-from grader import shared_inputs
+from grader.channel import shared_inputs
 
 
 def _shared(args):

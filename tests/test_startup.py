@@ -7,7 +7,7 @@ import threading
 import time
 
 from grader import sandbox
-from grader.render_terminal import TerminalRenderer, make_console
+from grader.report.terminal import TerminalRenderer, make_console
 from grader.results import CaseResult, Outcome
 
 

@@ -7,12 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from markdown_it import MarkdownIt
 
-from conftest import REPO
 from grader.cli import main
-from grader.render_markdown import print_markdown
-from grader.render_terminal import make_console
+from grader.report.markdown import print_markdown
+from grader.report.terminal import make_console
 
 WIDTHS = (60, 80, 120)
 DOCUMENTS = sorted(REPO.glob("exercises/*/README.md")) + sorted(REPO.glob("hints/*/*.md"))

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalogue_check import Graded, VerdictCache, grade_catalogue, missing_constants
-from grader.cases import load_exercise_cases
-from grader.checker import load_checker
-from grader.course import load_course
+from grader.course.cases import load_exercise_cases
+from grader.course.checker import load_checker
+from grader.course.exercise import load_course
+from grader.instructor.verdicts import Graded, VerdictCache, grade_catalogue, missing_constants
 
 REPO = Path(__file__).resolve().parent.parent
 EXERCISES = {exercise.name: exercise for exercise in load_course(REPO)}
@@ -42,8 +42,8 @@ def graded(name: str) -> dict[str, Graded]:
 @cache
 def matrix(name: str):
     """What the diagnosis names for each mistake on each case that catches it, as `grader validate` works it out."""
-    from grader import catalogue_matrix
-    from grader.grading import load_reference
+    from grader.grading.pipeline import load_reference
+    from grader.instructor import matrix as catalogue_matrix
 
     exercise = EXERCISES[name]
     checker = load_checker(exercise.checker)
@@ -56,8 +56,8 @@ def matrix(name: str):
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
 def test_hidden_suite_is_described_and_covers_every_function(name):
-    from grader.cases import load_exercise_cases
-    from grader.checker import load_checker
+    from grader.course.cases import load_exercise_cases
+    from grader.course.checker import load_checker
 
     exercise = EXERCISES[name]
     checker = load_checker(exercise.checker)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import torch
-
-from grader import compare
 from conftest import ring_checker
-from grader.wire import WireTensor
+
+from grader.channel.wire import WireTensor
+from grader.grading import compare
 
 
 def judged(got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype, base=None) -> compare.Verdict:

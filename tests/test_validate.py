@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SUBMISSIONS
 from grader.cli import main
 
 
@@ -105,16 +104,16 @@ def test_validate_fails_on_an_uncaught_mistake_and_a_rejected_variant(scale, cap
 
 def test_the_matrix_is_remembered_a_new_case_works_out_its_cells_alone_and_a_new_mistake_all(
         scale, capsys, monkeypatch) -> None:
-    from grader import catalogue_matrix
+    from grader.instructor import matrix
 
     worked: list[tuple[str, str]] = []
-    agreeing = catalogue_matrix._agreeing
+    agreeing = matrix._agreeing
 
     def counted(judge, known, case, result, stem):
         worked.append((case.name, stem))
         return agreeing(judge, known, case, result, stem)
 
-    monkeypatch.setattr(catalogue_matrix, "_agreeing", counted)
+    monkeypatch.setattr(matrix, "_agreeing", counted)
     mistakes = scale / "solutions/02-scale/mistakes"
     shutil.copy(mistakes / "one_copy_short.py", mistakes / "drops_one_copy.py")
     assert validate(capsys)[0] == 0
@@ -144,7 +143,7 @@ def test_a_changed_catalogue_is_worked_out_on_a_thread_while_grading_and_a_known
         scale, capsys, monkeypatch) -> None:
     import threading
 
-    from grader import diagnosis
+    from grader.grading import diagnosis
 
     threads: list[str] = []
     behaviour = diagnosis.Catalogue.behaviour
@@ -165,9 +164,9 @@ def test_a_changed_catalogue_is_worked_out_on_a_thread_while_grading_and_a_known
 
 
 def test_grading_without_a_diagnosis_names_no_mistake(scale) -> None:
-    from grader.course import find_exercise
-    from grader.grading import grade
-    from grader.mistakes import as_submission
+    from grader.course.exercise import find_exercise
+    from grader.course.mistakes import as_submission
+    from grader.grading.pipeline import grade
 
     exercise = find_exercise(scale, "02-scale")
     wrong = as_submission(exercise.mistakes / "one_copy_short.py", exercise.solution, scale)

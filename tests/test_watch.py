@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, RING, own_processes, survivors
+
 from grader.cli import main
 
 WATCHING = "Watching "

@@ -1,6 +1,6 @@
 """Exercise 01's checker: inputs and float64 answers for softmax(x, dim).
 
-Loaded by the grader through grader/checker.py's interface. A case describes one tensor `x` and the
+Loaded by the grader through grader/course/checker.py's interface. A case describes one tensor `x` and the
 dimension `dim` to normalize along:
 
     shape    list of positive sizes (at least one dimension); or `values` instead
@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from grader.checker import DTYPES, Checker, Function, Inputs
+from grader.api import DTYPES, Checker, Function, Inputs
 
 KEYS = {"shape", "values", "dim", "dtype", "seed", "scale", "shift", "ramp", "layout"}
 LAYOUTS = ("contiguous", "transposed")

@@ -1,6 +1,6 @@
 """Exercise 07's checker: inputs and float64 answers for attention_chunk_stats, merge_chunk_stats and ring_attention.
 
-Loaded by the grader through grader/checker.py's interface; its distributed suite (--ring N) is in
+Loaded by the grader through grader/course/checker.py's interface; its distributed suite (--ring N) is in
 ring.py beside it.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from grader.checker import DTYPES, HALF_DTYPES, Checker, Function, Inputs
+from grader.api import DTYPES, HALF_DTYPES, Checker, Function, Inputs
 
 OUTPUT_NAMES = {
     "attention_chunk_stats": ("chunk_output", "chunk_sum", "chunk_max"),

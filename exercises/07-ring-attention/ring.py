@@ -11,9 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from grader.cases import Case, load_case_file
-from grader.checker import HALF_DTYPES, Inputs
-from grader.group_suite import GroupInputs, GroupSuite
+from grader.api import HALF_DTYPES, Case, GroupInputs, GroupSuite, Inputs, load_case_file
 
 SHARED_KEYS = {"batch", "d", "dv", "dtype", "seed", "scale"}
 RING_KEYS = SHARED_KEYS | {"shards", "lq"}

@@ -1,6 +1,6 @@
 """What each rank of exercise 07's distributed ring does with the learner's two chunk functions.
 
-Run by grader/rank.py inside the sandbox: `run(learner, [query, key, value], config)`. Rank r
+Run by grader/sandboxed/rank.py inside the sandbox: `run(learner, [query, key, value], config)`. Rank r
 keeps its queries; at step s it holds rank (r - s)'s key/value shard, posts the send of that
 shard to rank r + 1 and the receive of the next one from rank r - 1, and meanwhile computes
 the shard's statistics and merges them into its running state, so that communication overlaps
@@ -13,7 +13,7 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
-from grader.rank import call_learner, learner_function
+from grader.api import call_learner, learner_function
 
 
 def _three_tensors(result):

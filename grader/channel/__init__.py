@@ -1,0 +1,1 @@
+"""Bytes across the sandbox's boundary (messages, replies, shared inputs, output), read as hostile."""

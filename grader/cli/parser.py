@@ -1,0 +1,115 @@
+"""The command line: every command, its options and help, and the table saying which function handles it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from grader import __version__
+
+# Every command and the function that handles it (module:function under grader.cli), imported only when it runs,
+# so that `grader list` never waits for torch. A test holds this table and the parser to each other.
+HANDLERS = {
+    "list": "learner:cmd_list", "show": "learner:cmd_show", "run": "learner:cmd_run", "submit": "learner:cmd_submit",
+    "watch": "learner:cmd_watch", "hint": "learner:cmd_hint", "status": "learner:cmd_status",
+    "reset": "learner:cmd_reset", "history": "learner:cmd_history", "restore": "learner:cmd_restore",
+    "repro": "learner:cmd_repro",
+    "validate": "instructor:cmd_validate",
+    "export": "staff:cmd_export", "autograde": "staff:cmd_autograde", "grade": "staff:cmd_grade",
+    "gradebook": "staff:cmd_gradebook",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grader", description="Exercises for ML systems, graded locally.")
+    parser.add_argument("--version", action="version", version=f"grader {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("list", help="list the course's exercises")
+    for name, text in (("show", "show an exercise's statement"), ("hint", "open the next hint"),
+                       ("status", "where you stand"), ("reset", "restore the stub (your file is backed up)"),
+                       ("validate", "instructors: check cases, reference, stub, hints and the catalogue")):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+        if name == "validate":
+            command.add_argument("--json", type=Path, metavar="PATH", help="also write the checks and the matrix")
+            command.add_argument("--fresh", action="store_true",
+                                 help="grade everything again instead of reusing remembered verdicts")
+    for name, text in (("run", "check your code against the examples"),
+                       ("submit", "run every test, hidden ones included"),
+                       ("watch", "run the examples again each time your file is saved (Ctrl-C stops)")):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+        command.add_argument("--file", type=Path, help="grade this file instead of the exercise's stub")
+        command.add_argument("--device", default="all", choices=("cpu", "cuda", "all"),
+                             help="where to run the cases (default: all: the CPU, and CUDA when present)")
+        command.add_argument("--json", type=Path, metavar="PATH", help="also write a results file (Gradescope)")
+        command.add_argument("--no-record", action="store_true", help="do not record this in .grader/")
+        _limit_options(command, "memory limit of the worker",
+                       "for the whole command (default: the exercise's, 300 s): cases left then are not run")
+        command.add_argument("--ring", type=int, metavar="N",
+                             help="then run a real ring of N >= 2 processes (torch.distributed)")
+        command.add_argument("--verbose", action="store_true",
+                             help="a line for every case, passing ones included (submit shows failures only)")
+        if name in ("run", "watch"):
+            command.add_argument("-k", dest="pattern", metavar="PATTERN",
+                                 help="only the examples whose name contains PATTERN (or matches it: 'ring-*')")
+    _add_history_commands(commands)
+    repro = commands.add_parser("repro", help="write a script that calls your function on one example's inputs")
+    repro.add_argument("case", help="the example's name, as grader run shows it")
+    repro.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+    repro.add_argument("--file", type=Path, help="call the functions of this file instead of the exercise's stub")
+    export = commands.add_parser("export", help="course staff: build what is handed out or uploaded")
+    kinds = export.add_subparsers(dest="kind", metavar="KIND", required=True)
+    gradescope = kinds.add_parser("gradescope", help="the autograder zip for one exercise")
+    gradescope.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+    gradescope.add_argument("-o", "--out", type=Path, required=True, metavar="PATH", help="where to write it")
+    learner = kinds.add_parser("learner", help="a bundle for learners: statements, stubs, hints, examples; no answers")
+    learner.add_argument("exercise", nargs="*", help="the exercises to include (default: every one of the course)")
+    learner.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="a new or empty folder")
+    learner.add_argument("--hand-in", metavar="TEXT",
+                         help="how learners hand in their archive, said by `grader submit` in the bundle")
+    autograde = commands.add_parser("autograde", help="what an exported autograder runs for each submission")
+    autograde.add_argument("--root", type=Path, default=Path("/autograder"), help="the autograder's tree")
+    _add_staff_commands(commands)
+    return parser
+
+
+def _add_history_commands(commands: Any) -> None:
+    """`history` and `restore`: every submission and every replaced file is kept in .grader/ and can come back."""
+    history = commands.add_parser("history", help="your submissions and backups, numbered")
+    history.add_argument("exercise", nargs="?", help="exercise name (default: every exercise)")
+    restore = commands.add_parser("restore", help="put a submission or a backup back in your file (backed up first)")
+    restore.add_argument("which", metavar="N", help="a submission's number (3) or a backup (backup-2)")
+    restore.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+
+
+def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
+    """Course staff's commands: grade a cohort, merge shards' gradebooks."""
+    command = commands.add_parser("grade", help="course staff: grade a cohort's submissions into a gradebook")
+    command.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION",
+                         help="a learner's .py or submission archive, a folder holding one, or a folder of those")
+    command.add_argument("--out", type=Path, required=True, metavar="DIR", help="the gradebook's folder")
+    command.add_argument("--exercise", metavar="EX", help="the exercise (optional while the course has one)")
+    command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                         help="submissions graded at once (default: the number of cores)")
+    command.add_argument("--force", action="store_true", help="grade again what is already graded")
+    command.add_argument("--shard", metavar="K/N", help="grade only shard K of N (1-based); merge them after")
+    command.add_argument("--device", default="cpu", choices=("cpu", "all"),
+                         help="where cases run (default cpu, the same on every machine; all: CUDA too)")
+    _limit_options(command, "memory limit of the learner's code",
+                   "for each submission (default: the exercise's): cases left then are not run")
+    book = commands.add_parser("gradebook", help="course staff: work with gradebooks")
+    actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
+    merge = actions.add_parser("merge", help="join shards' gradebooks into one")
+    merge.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="gradebooks written by grader grade")
+    merge.add_argument("--out", type=Path, required=True, metavar="DIR", help="the merged gradebook's folder")
+
+
+def _limit_options(command: argparse.ArgumentParser, memory: str, budget: str) -> None:
+    """The options that replace an exercise's limits, for the commands that grade."""
+    command.add_argument("--time-limit", type=float, metavar="SECONDS",
+                         help="default per-case time limit (cases that set their own keep it)")
+    command.add_argument("--time-budget", type=float, metavar="SECONDS", help=budget)
+    command.add_argument("--memory-limit-mb", type=int, metavar="MIB", help=memory)

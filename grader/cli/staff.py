@@ -1,0 +1,66 @@
+"""Course staff's commands: export a bundle or an autograder, run an autograder, grade a cohort, merge gradebooks."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.markup import escape
+
+from grader.cli import EXIT_FAILED, EXIT_OK
+from grader.cli.common import exercise_from_args
+from grader.course.exercise import find_exercise, find_root
+
+
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    """`grader export KIND`: one function per kind of export."""
+    return {"gradescope": _export_gradescope, "learner": _export_learner}[args.kind](args, console)
+
+
+def _export_gradescope(args: argparse.Namespace, console: Console) -> int:
+    from grader.staff import gradescope
+
+    exercise = exercise_from_args(args)
+    path = gradescope.export(exercise, args.out)
+    console.print(f"Wrote {escape(str(path))}: upload it as the autograder of {escape(exercise.name)} "
+                  f"(setup.sh installs Python, torch and the sandbox; run_autograder grades each submission).")
+    return EXIT_OK
+
+
+def _export_learner(args: argparse.Namespace, console: Console) -> int:
+    from grader.staff.learner_bundle import export_learner
+
+    exercises = export_learner(find_root(), args.exercise, args.out, args.hand_in)
+    console.print(f"Wrote a learner bundle of {len(exercises)} exercise{'s' if len(exercises) != 1 else ''} "
+                  f"({escape(', '.join(exercise.name for exercise in exercises))}) to {escape(str(args.out))}.")
+    return EXIT_OK
+
+
+def cmd_autograde(args: argparse.Namespace, console: Console) -> int:
+    from grader.staff import gradescope
+
+    return gradescope.autograde(args.root)
+
+
+def cmd_grade(args: argparse.Namespace, console: Console) -> int:
+    from grader.grading.budget import checked_seconds
+    from grader.report.cohort_terminal import CohortProgress, print_summary
+    from grader.staff.cohort import Options, grade_cohort, parse_shard
+
+    exercise = find_exercise(find_root(), args.exercise)
+    options = Options(jobs=args.jobs, force=args.force, shard=parse_shard(args.shard) if args.shard else (1, 1),
+                      device=args.device, time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,
+                      time_budget=checked_seconds(args.time_budget))
+    run = grade_cohort(exercise, args.submissions, args.out, options, CohortProgress(console))
+    print_summary(run, console)
+    return EXIT_FAILED if run.summary.statuses.get("not graded") else EXIT_OK
+
+
+def cmd_gradebook(args: argparse.Namespace, console: Console) -> int:
+    from grader.report.cohort_terminal import print_summary
+    from grader.results.cohort import CohortRun
+    from grader.staff.gradebook import merge
+
+    summary = merge(args.folders, args.out)
+    print_summary(CohortRun(summary, args.out), console)
+    return EXIT_FAILED if summary.statuses.get("not graded") else EXIT_OK

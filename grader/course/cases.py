@@ -1,0 +1,157 @@
+"""Case files: YAML entries become Case objects, each checked by the exercise's checker.
+
+Keys every case may have, whatever the exercise: `name`, `function`, `about`, `time_limit` (CPU
+seconds), `repeat` (N copies with seeds seed, seed+1, ...), `audit` ([memory]), `points` (default
+1), `visibility` (Gradescope's: visible, hidden, after_due_date, after_published; hidden cases default
+to after_due_date), `required`
+(a failure rejects the submission whatever else passes) and `tolerance` (within the limits of
+grader.course.checker.Tolerance). Every other key is the checker's to define and validate. A file's
+`defaults` apply to each of its cases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from grader.course.yamlfile import line_of, load_yaml, require
+from grader.errors import ConfigError
+
+GENERIC_KEYS = {"name", "function", "about", "time_limit", "repeat", "audit", "points", "visibility", "required",
+                "tolerance"}
+AUDITS = {"memory"}
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test case: what to call, with which generated inputs, how it counts, and where it was written."""
+
+    name: str
+    suite: str
+    function: str
+    about: str
+    params: dict[str, Any] = field(hash=False)
+    time_limit: float | None
+    source: str
+    audit: tuple[str, ...] = ()
+    points: float = 1.0
+    visibility: str = "visible"
+    required: bool = False
+    tolerance: dict[str, float] = field(default_factory=dict, hash=False)
+
+    @property
+    def hidden(self) -> bool:
+        return self.suite == "hidden"
+
+
+Validator = Callable[[str, dict[str, Any]], None]
+
+
+def load_case_file(path: Path, suite: str, functions: tuple[str, ...], validate: Validator,
+                   check_tolerance: Callable[[dict], Any] | None = None) -> list[Case]:
+    """Every case in one file, with `defaults` applied and `repeat` expanded."""
+    data = load_yaml(path)
+    if data is None:
+        return []
+    defaults = require(data, "defaults", dict, path, {})
+    entries = require(data, "cases", list, path)
+    cases: list[Case] = []
+    for index, entry in enumerate(entries, start=1):
+        line = line_of(entry)
+        if not isinstance(entry, dict):
+            raise ConfigError(f"case #{index} must be a mapping, not {entry!r}", path, line)
+        name = require(entry, "name", str, path)
+        where = f"case {name!r}"
+        # Defaults may set any key, generic ones included (a file of slow cases shares one time_limit).
+        merged = type(entry)({**defaults, **entry})
+        merged.line = line
+        entry = merged
+        function = require(entry, "function", str, path)
+        if function not in functions:
+            raise ConfigError(f"{where}: unknown function {function!r} (expected one of: {', '.join(functions)})",
+                              path, line)
+        try:
+            # A hidden case's result reaches Gradescope's learners after the due date unless its YAML says otherwise.
+            generic = _generic(entry, path, check_tolerance, "after_due_date" if suite == "hidden" else "visible")
+        except ValueError as error:
+            raise ConfigError(f"{where}: {error}", path, line) from None
+        repeat = require(entry, "repeat", int, path, 1)
+        if repeat < 1:
+            raise ConfigError(f"{where}: repeat must be at least 1", path, line)
+        params = {key: value for key, value in entry.items() if key not in GENERIC_KEYS}
+        for copy in range(repeat):
+            copy_params = dict(params)
+            copy_name = name
+            if repeat > 1:
+                # Each copy draws new random inputs: the seed moves on by one per copy.
+                copy_params["seed"] = int(params.get("seed", 0)) + copy
+                copy_name = f"{name}-{copy + 1}"
+            try:
+                validate(function, {**copy_params, **({"audit": list(generic["audit"])} if generic["audit"] else {})})
+            except ValueError as error:
+                raise ConfigError(f"{where}: {error}", path, line) from None
+            cases.append(Case(copy_name, suite, function, require(entry, "about", str, path, ""), copy_params,
+                              generic["time_limit"], f"{path}:{line}", generic["audit"], generic["points"],
+                              generic["visibility"], generic["required"], generic["tolerance"]))
+    return cases
+
+
+def _generic(entry: dict, path: Path, check_tolerance: Callable[[dict], Any] | None,
+             default_visibility: str = "visible") -> dict[str, Any]:
+    """The keys every case may have, checked; ValueError names the first that is wrong."""
+    time_limit = entry.get("time_limit")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
+                                   or time_limit <= 0):
+        raise ValueError("time_limit must be a positive number of seconds")
+    audit = entry.get("audit", [])
+    audit = audit if isinstance(audit, list) else [audit]
+    unknown = [item for item in audit if item not in AUDITS]
+    if unknown:
+        raise ValueError(f"audit must be among {', '.join(sorted(AUDITS))}, not {unknown[0]!r}")
+    points = entry.get("points", 1)
+    if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
+        raise ValueError("points must be a number of at least 0")
+    visibility = entry.get("visibility", default_visibility)
+    if visibility not in VISIBILITIES:
+        raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}, not {visibility!r}")
+    required = entry.get("required", False)
+    if not isinstance(required, bool):
+        raise ValueError("required must be true or false")
+    tolerance = entry.get("tolerance", {})
+    if tolerance and check_tolerance is not None:
+        check_tolerance(tolerance)
+    elif tolerance and not isinstance(tolerance, dict):
+        raise ValueError("tolerance must be a mapping such as {float32: 2e-4}")
+    return {"time_limit": float(time_limit) if time_limit is not None else None, "audit": tuple(audit),
+            "points": float(points), "visibility": visibility, "required": required, "tolerance": dict(tolerance)}
+
+
+def load_suites(examples: Path, hidden: list[Path], functions: tuple[str, ...], validate: Validator,
+                include_hidden: bool, check_tolerance: Callable[[dict], Any] | None = None) -> list[Case]:
+    """The examples, then (for a submission) the hidden suite; case names must be unique."""
+    cases = load_case_file(examples, "examples", functions, validate, check_tolerance)
+    if include_hidden:
+        for path in hidden:
+            cases.extend(load_case_file(path, "hidden", functions, validate, check_tolerance))
+    seen: dict[str, str] = {}
+    for case in cases:
+        if case.name in seen:
+            path, _, line = case.source.rpartition(":")
+            raise ConfigError(f"case name {case.name!r} is also used at {seen[case.name]}", path, int(line))
+        seen[case.name] = case.source
+    return cases
+
+
+def load_exercise_cases(exercise: Any, checker: Any, include_hidden: bool = True) -> list[Case]:
+    """An exercise's cases, checked by its checker (its functions, its keys, its tolerance limits).
+
+    A learner bundle's exercise (`precomputed`) has its examples alone, served by its PrecomputedChecker.
+    """
+    from grader.course.exercise import check_exists
+
+    if exercise.precomputed is not None:
+        return checker.cases()
+    return load_suites(check_exists(exercise.examples, "the examples file"), exercise.hidden_files(),
+                       tuple(checker.functions), checker.validate, include_hidden, checker.tolerance.override)

@@ -1,0 +1,245 @@
+"""The course: which exercises exist, each one a folder with an exercise.yaml saying where its pieces are.
+
+    exercises/course.yaml            course: a title; exercises: a list of exercise folders; hand_in (a
+                                     learner bundle's): how to hand in the archive `grader submit` writes
+    exercises/NAME/exercise.yaml     name, title, stub (the learner's file), limits, rules, max_score
+    exercises/NAME/checker.py        the exercise's Checker (grader/course/checker.py)
+    exercises/NAME/README.md, starter/STUB, cases/examples.yaml, cases/hidden/*.yaml
+    solutions/NAME/STUB, solutions/NAME/mistakes/, solutions/NAME/variants/, hints/NAME/*.md
+
+Every path may be set in exercise.yaml (relative to the exercise's folder); the defaults are above.
+`precomputed: cases/examples.grader` (what `grader export learner` writes) grades the examples from
+that file, made by grader/course/precomputed.py, instead of from the checker, the case files and the reference.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from grader import PACKAGE
+from grader.course.yamlfile import load_yaml, require
+from grader.errors import ConfigError, UsageError
+
+COURSE_FILE = Path("exercises") / "course.yaml"
+EXERCISE_FILE = "exercise.yaml"
+KNOWN_KEYS = {"name", "title", "stub", "starter", "statement", "checker", "examples", "hidden", "solution",
+              "mistakes", "variants", "hints", "time_limit", "memory_limit_mb", "max_score", "rules", "directory",
+              "precomputed", "time_budget"}
+HAND_IN_DEFAULT = "hand it in as your course asks"
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What an exercise forbids, judged by the grader on every case."""
+
+    inputs_unchanged: bool = True
+    forbidden: tuple[str, ...] = ()  # operators the learner's call may not run, such as aten._softmax
+
+    def to_yaml(self) -> dict:
+        """Every rule as `exercise.yaml` spells it (a learner bundle writes them all, whatever rules exist)."""
+        return {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(self).items()}
+
+
+RULE_KEYS = frozenset(rule.name for rule in fields(Rules))
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: its folder and the absolute path of each of its pieces."""
+
+    name: str
+    title: str
+    root: Path
+    directory: Path
+    stub: Path
+    starter: Path
+    statement: Path
+    checker: Path
+    examples: Path
+    hidden: Path
+    solution: Path
+    mistakes: Path
+    variants: Path
+    hints: Path
+    time_limit: float = 10.0
+    time_budget: float = 300.0  # the whole command's seconds (grading/budget.py): a run that never returns is cut
+    memory_limit_mb: int = 4096
+    max_score: float | None = None  # None: one point per case
+    rules: Rules = field(default_factory=Rules)
+    precomputed: Path | None = None  # a learner bundle's examples, stored whole: no checker, cases or reference
+
+    def hint_files(self) -> list[Path]:
+        """The staged hints, in the order they open."""
+        if not self.hints.is_dir():
+            return []
+        return sorted(self.hints.glob("*.md"))
+
+    def hidden_files(self) -> list[Path]:
+        """The hidden suite's case files, in name order."""
+        if self.hidden.is_file():
+            return [self.hidden]
+        return sorted(self.hidden.glob("*.yaml")) if self.hidden.is_dir() else []
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The repository root: $GRADER_ROOT, else the nearest folder above holding the course file."""
+    if os.environ.get("GRADER_ROOT"):
+        return Path(os.environ["GRADER_ROOT"]).resolve()
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / COURSE_FILE).is_file():
+            return folder
+    if (PACKAGE.parent / COURSE_FILE).is_file():  # the checkout the grader is installed from
+        return PACKAGE.parent
+    raise UsageError(f"no course found: no {COURSE_FILE} in {here} or any folder above it")
+
+
+def load_course(root: Path) -> list[Exercise]:
+    """Every exercise of the course, each read from its folder's exercise.yaml; the first broken one raises."""
+    exercises, broken = load_course_leniently(root)
+    if broken:
+        raise next(iter(broken.values()))
+    return exercises
+
+
+def load_course_leniently(root: Path) -> tuple[list[Exercise], dict[str, ConfigError]]:
+    """The exercises that load, and for each that does not (by folder name) why: one broken exercise
+    must not stop a learner working on another."""
+    root = root.resolve()
+    path = root / COURSE_FILE
+    data = load_yaml(path)
+    entries = require(data, "exercises", list, path)
+    exercises, broken = [], {}
+    for index, entry in enumerate(entries, start=1):
+        overrides: dict = {}
+        if isinstance(entry, str):
+            folder = entry
+        elif isinstance(entry, dict):
+            overrides = dict(entry)
+            folder = overrides.pop("directory", None) or f"exercises/{require(entry, 'name', str, path)}"
+        else:
+            raise ConfigError(f"exercise #{index} must be a folder or a mapping, not {entry!r}", path)
+        try:
+            exercises.append(load_exercise(root, root / folder, overrides, path))
+        except ConfigError as error:
+            broken[Path(folder).name] = error
+    names = [exercise.name for exercise in exercises]
+    for name in names:
+        if names.count(name) > 1:
+            raise ConfigError(f"two exercises are called {name!r}", path)
+    return exercises, broken
+
+
+def load_exercise(root: Path, folder: Path, overrides: dict | None = None, course: Path | None = None) -> Exercise:
+    """One exercise from its folder (exercise.yaml), with the course file's overrides on top."""
+    root, folder = root.resolve(), folder.resolve()
+    path = folder / EXERCISE_FILE
+    if path.is_file():
+        data = load_yaml(path) or {}
+        if not isinstance(data, dict):
+            raise ConfigError("expected a mapping of keys to values", path)
+    elif overrides:
+        data, path = {}, course or path
+    else:
+        raise ConfigError(f"{folder.name} has no {EXERCISE_FILE}", path)
+    data = {**data, **(overrides or {})}
+    unknown = sorted(set(data) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})", path,
+                          getattr(data, "line", None))
+    get = lambda key, kind=str, default=None: require(data, key, kind, path, default)  # noqa: E731
+    name = get("name", default=folder.name)
+    stub = folder / get("stub")
+    inside = lambda key, default: _path(root, folder, get(key, default=default))  # noqa: E731
+    limit = float(get("time_limit", (int, float), 10))
+    budget = float(get("time_budget", (int, float), 300))
+    memory = int(get("memory_limit_mb", int, 4096))
+    max_score = get("max_score", (int, float), None)
+    if limit <= 0 or budget <= 0 or memory <= 0 or (max_score is not None and max_score <= 0):
+        raise ConfigError("time_limit, time_budget, memory_limit_mb and max_score must be positive", path)
+    return Exercise(
+        name=name, title=get("title", default=name), root=root, directory=folder, stub=stub,
+        starter=inside("starter", f"starter/{stub.name}"), statement=inside("statement", "README.md"),
+        checker=inside("checker", "checker.py"), examples=inside("examples", "cases/examples.yaml"),
+        hidden=inside("hidden", "cases/hidden"),
+        solution=inside("solution", f"{root}/solutions/{name}/{stub.name}"),
+        mistakes=inside("mistakes", f"{root}/solutions/{name}/mistakes"),
+        variants=inside("variants", f"{root}/solutions/{name}/variants"),
+        hints=inside("hints", f"{root}/hints/{name}"),
+        time_limit=limit, time_budget=budget, memory_limit_mb=memory,
+        max_score=float(max_score) if max_score is not None else None,
+        rules=_rules(data.get("rules"), path),
+        precomputed=inside("precomputed", None) if data.get("precomputed") is not None else None)
+
+
+def hand_in(root: Path) -> str:
+    """How a learner bundle's submissions are handed in: the course file's `hand_in`, else a general line."""
+    path = root / COURSE_FILE
+    return require(load_yaml(path), "hand_in", str, path, HAND_IN_DEFAULT).strip() or HAND_IN_DEFAULT
+
+
+def _path(root: Path, folder: Path, value: str) -> Path:
+    """A path from exercise.yaml: absolute, from the repository root ('/...' is kept), or from the folder."""
+    return Path(value) if Path(value).is_absolute() else (folder / value).resolve()
+
+
+def _rules(value: object, path: Path) -> Rules:
+    if value is None:
+        return Rules()
+    if not isinstance(value, dict) or set(value) - RULE_KEYS:
+        raise ConfigError(f"rules must be a mapping of {', '.join(sorted(RULE_KEYS))}", path)
+    forbidden = value.get("forbidden", [])
+    if not (isinstance(forbidden, list) and all(isinstance(op, str) and op.startswith("aten.") for op in forbidden)):
+        raise ConfigError("rules: forbidden must list operators such as aten._softmax", path)
+    unchanged = value.get("inputs_unchanged", True)
+    if not isinstance(unchanged, bool):
+        raise ConfigError("rules: inputs_unchanged must be true or false", path)
+    return Rules(unchanged, tuple(forbidden))
+
+
+def find_exercise(root: Path, name: str | None) -> Exercise:
+    """The exercise called `name` (or a unique prefix of it, or its folder), or the only one when no name is given."""
+    exercises, broken = load_course_leniently(root)
+    names = ", ".join([exercise.name for exercise in exercises] + list(broken))
+    if name is None:
+        if len(exercises) + len(broken) == 1:
+            if broken:
+                raise next(iter(broken.values()))
+            return exercises[0]
+        raise UsageError(f"name an exercise: the course has {len(exercises) + len(broken)} ({names})")
+    wanted = name.rstrip("/").rsplit("/", 1)[-1]  # `exercises/07-ring-attention/` from tab completion
+    for folder, error in broken.items():
+        if folder == wanted or (folder.startswith(wanted) and not any(e.name.startswith(wanted) for e in exercises)):
+            raise error
+    exact = [e for e in exercises if wanted in (e.name, e.name.split("-", 1)[-1], e.directory.name)]
+    if len(exact) == 1:
+        return exact[0]
+    prefixed = [e for e in exercises if e.name.startswith(wanted)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if len(prefixed) > 1:
+        raise UsageError(f"{name!r} could be any of {', '.join(e.name for e in prefixed)}: say which")
+    raise UsageError(f"no exercise called {name!r}; the course has: {names}")
+
+
+def learner_file(path: Path) -> Path:
+    """`path` resolved, if it is a Python file that can be graded; else a usage error, before any grading starts.
+
+    The worker would otherwise report a README or a folder as the learner's own import failure."""
+    resolved = path.resolve()
+    if resolved.is_dir():
+        raise UsageError(f"{path} is a folder, not a Python file to grade")
+    if not resolved.is_file():
+        raise UsageError(f"{path}: no such file to grade")
+    if resolved.suffix != ".py":
+        raise UsageError(f"{path} is not a Python file (.py) to grade")
+    return resolved
+
+
+def check_exists(path: Path, what: str) -> Path:
+    """Return `path`, or fail with a line naming what is missing."""
+    if not path.exists():
+        raise ConfigError(f"{what} is missing", path)
+    return path

@@ -1,0 +1,74 @@
+"""The interface for an exercise's extra suite run by a group of processes (a distributed ring), and its inputs.
+
+An exercise whose functions are meant to run across processes (ring attention's chunk functions,
+with shards travelling between ranks) subclasses `GroupSuite` and returns it from its checker's
+`suites()`, keyed by the command-line option that runs it: `{"ring": RingSuite(...)}` makes
+`grader run --ring N` start N ranks. The grader starts the ranks in one sandbox, hands each its
+own tensors, supervises them as a group (time, memory, who failed first) and judges each rank's
+output against the exercise's expected values; the exercise says what the cases are, what each
+rank receives and should return, and what each rank does (`rank_program`, a Python file that
+defines `run(learner, tensors, config)`; see grader/sandboxed/rank.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from grader.course.cases import Case
+
+
+@dataclass
+class GroupInputs:
+    """One group case: what each rank receives, what each should return, and how to describe it."""
+
+    tensors: list[list[torch.Tensor]]   # per rank: the tensors handed to it (over its own pipe, no one else's)
+    expected: list[torch.Tensor]        # per rank: the exact (float64) output
+    dtype: torch.dtype                  # the dtype every rank's output must have
+    summary: str = ""
+    baseline: list[torch.Tensor] | None = None  # per rank, for half precision: the reference's own answer
+    config: dict[str, Any] = field(default_factory=dict)  # given to every rank's program
+    min_traffic: int = 0                # bytes the ranks must at least move between them (0: not checked)
+
+    @property
+    def world(self) -> int:
+        return len(self.tensors)
+
+
+class GroupSuite:
+    """Subclass in the exercise folder; the grader runs it when its option (`--ring N`) is given."""
+
+    option = "ring"
+    function = "distributed_ring"   # the `function` its cases name
+    uses: tuple[str, ...] = ()      # the learner's functions each rank calls: their failures may explain this suite's
+    rank_program: Path              # the exercise's file each rank runs, inside the sandbox
+
+    def case_files(self) -> list[Path]:
+        """The files this suite's cases come from (fingerprinted with the rest of the course)."""
+        return []
+
+    def all_cases(self) -> list[Case]:
+        """Every case of the suite, for `grader validate`."""
+        return []
+
+    def cases(self, world: int) -> list[Case]:
+        """The cases to run with `world` ranks."""
+        return [case for case in self.all_cases() if self.world_of(case) == world]
+
+    def world_of(self, case: Case) -> int:
+        """How many ranks a case needs."""
+        raise NotImplementedError
+
+    def build(self, case: Case, reference: Any) -> GroupInputs:
+        """A case's per-rank tensors and expected outputs (the reference solution, for half-precision baselines)."""
+        raise NotImplementedError
+
+    def table(self, stats: list[list[dict[str, float]]], inputs: GroupInputs) -> dict[str, Any] | None:
+        """A table for the report from what each rank measured (its `stats`: checked, finite numbers).
+
+        Returns {"caption": str, "columns": [...], "rows": [[...]], "data": {...}} or None.
+        """
+        return None

@@ -1,0 +1,236 @@
+"""Naming a known mistake: a failing case's outputs are compared with each catalogued mistake's outputs."""
+
+from __future__ import annotations
+
+import math
+import threading
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from grader.channel.wire import WireTensor
+from grader.course import mistakes
+from grader.grading import agreement, compare
+from grader.grading.worker_client import RawResult
+from grader.results import CaseResult, Diagnosis
+
+# A submission matches a mistake when every output is within this many case bounds of the mistake's output.
+AGREEMENT = 1.0
+NON_FINITE = Diagnosis(
+    "non-finite", "Every value of an output is NaN or Inf",
+    "Nothing finite came back, so the arithmetic overflowed or divided zero by zero somewhere: exp of a large "
+    "number is inf, inf - inf and 0 / 0 are NaN, and one NaN spreads to everything it touches.",
+    "Print the intermediate tensors of a small case and find the first one that holds inf or NaN; subtract a "
+    "maximum before exponentiating, and never divide by a sum that can be zero.")
+
+
+@dataclass
+class Mistake:
+    """One catalogued wrong implementation: instructor code, so it runs in the grader's own process."""
+
+    stem: str
+    module: ModuleType
+
+    @property
+    def violates(self) -> str:
+        return getattr(self.module, "VIOLATES", "")
+
+    def diagnosis(self) -> Diagnosis:
+        module = self.module
+        return Diagnosis(self.stem, module.TITLE, module.RATIONALE, module.HELP)
+
+
+@dataclass
+class Behaviour:
+    """What one mistake does on one case: its outputs (or the exception it raised) and whether that fails."""
+
+    outputs: list[torch.Tensor] | None
+    raised: str
+    fails: bool
+    _ready: Any = field(default=None, repr=False, compare=False)
+
+    def ready(self) -> list | None:
+        """The outputs made ready to compare (grader/grading/agreement.py), once."""
+        if self._ready is None and self.outputs is not None:
+            self._ready = agreement.prepared(self.outputs)
+        return self._ready
+
+
+class Catalogue:
+    """The mistakes of one exercise, with their behaviour on each case computed once per process."""
+
+    def __init__(self, folder: Path, reference: Path) -> None:
+        self.mistakes = [Mistake(path.stem, mistakes.load(path, reference)) for path in sorted(folder.glob("*.py"))
+                         if not path.name.startswith("_")]
+        self._behaviour: dict[tuple[str, str], dict[str, Behaviour]] = {}
+        self._lock = threading.Lock()  # validate works behaviours out on a thread too (catalogue_matrix.WarmUp)
+
+    def behaviour(self, judge: Any, case: Any, stems: list[str] | None = None) -> dict[str, Behaviour]:
+        """The behaviour on `case` of the mistakes named by `stems` (every one by default), keyed by file stem;
+        each computed once per process."""
+        with self._lock:
+            return self._behaviour_of(judge, case, stems)
+
+    def _behaviour_of(self, judge: Any, case: Any, stems: list[str] | None) -> dict[str, Behaviour]:
+        key = (case.name, repr(sorted(case.params.items())))
+        known = self._behaviour.setdefault(key, {})
+        wanted = [mistake for mistake in self.mistakes
+                  if mistake.stem not in known and (stems is None or mistake.stem in stems)]
+        if wanted:
+            inputs, expected, baseline = judge.prepare(case)
+            names = judge.checker.functions[case.function].outputs
+            tolerance = judge.tolerance(case)
+            for mistake in wanted:
+                known[mistake.stem] = _run(mistake, case.function, inputs, names, expected, baseline, tolerance)
+        chosen = [mistake.stem for mistake in self.mistakes if stems is None or mistake.stem in stems]
+        return {stem: known[stem] for stem in chosen}
+
+
+_CATALOGUES: dict[tuple, Catalogue] = {}  # `grader validate` grades many files in one process
+
+
+def catalogue(exercise: Any) -> Catalogue:
+    """The exercise's catalogue of mistakes, each composed with its reference solution, loaded once."""
+    # Keyed by the files as they are now: a long-lived process (validate's tests, watch) sees a changed catalogue.
+    files = sorted(exercise.mistakes.glob("*.py")) if exercise.mistakes.is_dir() else []
+    key = (exercise.mistakes, exercise.solution,
+           tuple((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in [exercise.solution, *files]
+                 if path.exists()))
+    if key not in _CATALOGUES:
+        _CATALOGUES[key] = Catalogue(exercise.mistakes, exercise.solution)
+    return _CATALOGUES[key]
+
+
+def judged_catalogue(judge: Any) -> Catalogue:
+    """The catalogue as it was when `judge` first asked: looked up once per judge, not once per case (each
+    lookup reads the date and size of every mistake's file)."""
+    known = getattr(judge, "catalogue", None)
+    if known is None:
+        known = judge.catalogue = catalogue(judge.exercise)
+    return known
+
+
+def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagnosis | None:
+    """The catalogued mistake that best explains this failing case, or None when none agrees closely."""
+    known = judged_catalogue(judge)
+    violated = result.extra.get("violates")
+    if violated:
+        return next((m.diagnosis() for m in known.mistakes if m.violates == violated), None)
+    if raw.kind == "returned":
+        got, raised = _tensors(raw.reply.value), ""
+        if non_finite(got):
+            # Many mistakes overflow somewhere; an all-NaN answer says only that this one did too.
+            return NON_FINITE
+    elif raw.kind == "raised":
+        # Type and message: torch's messages name the shapes involved, which tells raising mistakes apart.
+        got, raised = None, f"{raw.reply.exception}: {raw.reply.message}"
+    else:
+        return None
+    # The mistakes named on earlier cases are tried first: a submission usually makes the same one throughout,
+    # and running every mistake on every failing case is most of the time a wrong submission takes.
+    found = agreeing(judge, case, got, raised, first=judge.named)
+    for stem in found:
+        if stem not in judge.named:
+            judge.named.append(stem)
+    if not found:
+        return None
+    # Every agreeing mistake is kept: reconcile() may prefer one that explains more of the report.
+    result.extra["matches"] = found
+    return next(m for m in known.mistakes if m.stem == found[0]).diagnosis()
+
+
+def non_finite(outputs: list) -> bool:
+    """Whether some output has no finite value at all."""
+    return any(tensor is not None and tensor.numel() and not torch.isfinite(tensor.to(torch.float64)).any()
+               for tensor in outputs)
+
+
+def agreeing(judge: Any, case: Any, got: list | None, raised: str, leave_out: str = "",
+             first: list[str] | None = None) -> list[str]:
+    """The catalogued mistakes (but `leave_out`) that fail this case as the submission did, closest first.
+
+    With `first`, those mistakes alone are run when one of them agrees; the whole catalogue only when none does.
+    """
+    if "memory" in case.audit:
+        return []  # cases sized to fill memory: not run for every mistake in this process; named by rule instead
+    if first:
+        found = _agreeing_among(judge, case, got, raised, leave_out, list(first))
+        if found:
+            return found
+    return _agreeing_among(judge, case, got, raised, leave_out, None)
+
+
+def _agreeing_among(judge: Any, case: Any, got: list | None, raised: str, leave_out: str,
+                    stems: list[str] | None) -> list[str]:
+    inputs, expected, baseline = judge.prepare(case)
+    dtype = inputs.output_dtype()
+    tolerance = judge.tolerance(case)
+    behaviours = judged_catalogue(judge).behaviour(judge, case, stems)
+    mine = agreement.prepared(got) or []
+    bounds = agreement.Bounds(expected, baseline, dtype, tolerance)
+    matches = []
+    for stem, behaviour in behaviours.items():
+        if not behaviour.fails or stem == leave_out:
+            continue
+        if raised or behaviour.raised:
+            distance = 0.0 if raised and raised == behaviour.raised else math.inf
+        else:
+            distance = agreement.distance(mine, behaviour.ready(), bounds)
+        if distance <= AGREEMENT:
+            matches.append((distance, stem))
+    return [stem for _, stem in sorted(matches)]
+
+
+def reconcile(results: list[CaseResult], exercise: Any) -> None:
+    """Where several mistakes agree with a case, name the one that agrees with the most failing cases.
+
+    Some mistakes give the same answer on some cases (two bad starting maxes both give NaN on very negative
+    scores); the cases where they differ decide which one this submission made.
+    """
+    counts: dict[str, int] = {}
+    for result in results:
+        for stem in result.extra.get("matches", []):
+            counts[stem] = counts.get(stem, 0) + 1
+    by_stem = {mistake.stem: mistake for mistake in catalogue(exercise).mistakes}
+    for result in results:
+        matches = result.extra.get("matches", [])
+        if len(matches) > 1:
+            # Ranked by report-wide count; the case's own closeness (the list's order) breaks ties.
+            best = max(matches, key=lambda stem: (counts[stem], -matches.index(stem)))
+            result.diagnosis = by_stem[best].diagnosis()
+
+
+def _run(mistake: Mistake, function: str, inputs: Any, names: tuple[str, ...], expected: tuple,
+         baseline: tuple | None, tolerance: Any) -> Behaviour:
+    from grader.course.checker import _clone
+
+    copies = [_clone(arg) for arg in inputs.args]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = getattr(mistake.module, function)(*copies)
+    except Exception as error:  # noqa: BLE001  (a mistake that raises is matched by exception type)
+        return Behaviour(None, f"{type(error).__name__}: {error}", True)
+    described = _describe(value)
+    verdict = compare.compare_outputs(described, names, expected, inputs.output_dtype(), "cpu", baseline, tolerance)
+    return Behaviour(_tensors(described), "", not verdict.passed)
+
+
+def _describe(value: Any) -> dict[str, Any]:
+    """The same plain form the worker sends, so one comparison judges both."""
+    if isinstance(value, torch.Tensor):
+        return {"type": "tensor", "value": WireTensor(value.detach(), str(value.device))}
+    if isinstance(value, (tuple, list)):
+        return {"type": "sequence", "kind": type(value).__name__, "items": [_describe(item) for item in value]}
+    return {"type": "other", "name": type(value).__name__}
+
+
+def _tensors(returned: dict[str, Any] | None) -> list[torch.Tensor | None]:
+    if returned is None:
+        return []
+    items = returned["items"] if returned.get("type") == "sequence" else [returned]
+    return [item["value"].tensor if item.get("type") == "tensor" else None for item in items]

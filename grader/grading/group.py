@@ -1,0 +1,282 @@
+"""Running a group suite: N ranks in one sandbox, held to one time and memory limit, judged here.
+
+The ranks share one sandbox (one PID and network namespace, so gloo can use their private
+loopback, and one cgroup). Each rank's tensors reach it over its own pipe, never through a file
+another rank could read, and the bytes the ranks moved over loopback are read from the kernel's
+counters, so a group that was meant to exchange data and did not cannot pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from grader.channel import replies, wire
+from grader.channel.output import OutputCollector
+from grader.course.cases import Case
+from grader.course.exercise import Exercise
+from grader.course.group_suite import GroupInputs, GroupSuite
+from grader.errors import UsageError
+from grader.grading.budget import Budget
+from grader.grading.worker_client import TORCH_IMPORT_LIMIT, WALL_FACTOR
+from grader.results import CaseResult, Outcome, Report
+from grader.sandbox import Program, Sandbox, base_env
+
+COMM_FRACTION = 0.5  # gloo gives up after this share of the group limit, so survivors report in time
+AFTERMATH = 1.0      # seconds the others get to report once one rank has failed outright
+POLL = 0.05
+RANK_REPLY_BYTES = 16 << 20
+STORE = "tcp:127.0.0.1:29400"
+MAX_MESSAGES = 3  # torch-ready, ready, the reply: a rank that sends more is ignored from then on
+PROGRAM = "exercise"  # the folder, inside the sandbox, that holds the exercise's rank program
+
+
+@dataclass
+class Rank:
+    """One rank's channels, and what it said or how it ended."""
+
+    number: int
+    to_rank: int
+    from_rank: int
+    stdout: OutputCollector
+    stderr: OutputCollector
+    state: str = "starting"  # starting, torch-ready, importing, ready, replied, ended
+    reply: dict[str, Any] = field(default_factory=dict)
+    ended: str = ""
+    reader: threading.Thread | None = None
+
+
+def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world: int, device: str, report: Report,
+                    on_result: Callable[[CaseResult], None], reference: Any, time_limit: float | None = None,
+                    budget: Budget | None = None) -> None:
+    """Run every case of `suite` for `world` ranks after the ordinary cases; results go into `report`.
+    With a `budget`, cases are not run once the suite has timed out a few times or the budget is used up."""
+    if world < 2:
+        raise UsageError(f"--{suite.option} needs at least 2 ranks, not {world}")
+    use_cuda = False
+    if device != "cpu":
+        import torch
+
+        use_cuda = torch.cuda.is_available() and torch.cuda.device_count() >= world
+        if not use_cuda:
+            report.notes.append(f"The {suite.option} suite ran on the CPU with gloo: fewer than {world} CUDA "
+                                f"devices are present.")
+    budget = budget or Budget(None)
+    for case in suite.cases(world):
+        refusal = budget.refusal(case)
+        if refusal:
+            result = budget.not_run(case, "cuda" if use_cuda else "cpu", refusal)
+        else:
+            result = budget.count(run_case(exercise, suite, learner, case, use_cuda, reference, time_limit))
+        report.results.append(result)
+        on_result(result)
+
+
+def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, use_cuda: bool, reference: Any,
+             time_limit: float | None = None) -> CaseResult:
+    """Start the ranks, wait for all of them within the group limit, kill them all, judge their replies."""
+    inputs = suite.build(case, reference)
+    world = inputs.world
+    limit = time_limit or case.time_limit or exercise.time_limit
+    device = "cuda" if use_cuda else "cpu"
+    result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
+                        inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"), points=case.points,
+                        visibility=case.visibility, required=case.required)
+    sandbox = Sandbox((exercise.memory_limit_mb << 20) * world, processes=128 * world, use_cuda=use_cuda,
+                      loopback=True, hide=(exercise.root,), apart=True)
+    ranks: list[Rank] = []
+    traffic = None
+    try:
+        ranks = _start(sandbox, suite, learner, inputs, use_cuda, limit)
+        _supervise(ranks, sandbox, inputs, limit, exercise.time_limit, world)
+        traffic = sandbox.loopback_bytes()
+    finally:
+        sandbox.kill()
+        for rank in ranks:
+            _stop(rank)
+        sandbox.close()
+    result.stdout = _joined(ranks, "stdout")
+    result.stderr = _joined(ranks, "stderr")
+    from grader.grading.group_verdict import judge
+
+    judge(ranks, inputs, limit, exercise, result, traffic)
+    stats = [rank.reply.get("stats") or [] for rank in ranks]
+    table = suite.table(stats, inputs) if any(stats) else None
+    if table:
+        result.extra["table"] = table
+    return result
+
+
+def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInputs, use_cuda: bool,
+           limit: float) -> list[Rank]:
+    inside = sandbox.add_file(learner)
+    program = sandbox.add_file(suite.rank_program, PROGRAM)
+    # The ranks meet over their private loopback (no file any rank could use for more); without namespaces,
+    # where ports are the machine's, through a file in a folder of the sandbox's.
+    store = STORE if sandbox.namespaces else "file:" + str(sandbox.shared_folder("store") / "store")
+    programs, ranks, close = [], [], []
+    world = inputs.world
+    null = os.open(os.devnull, os.O_RDONLY)
+    close.append(null)
+    for number in range(world):
+        to_rank_read, to_rank = os.pipe()
+        from_rank, from_rank_write = os.pipe()
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        close += [to_rank_read, from_rank_write, out_write, err_write]
+        config = {
+            **inputs.config, "learner": inside, "program": program, "rank": number, "world_size": world,
+            "store": store, "backend": "nccl" if use_cuda else "gloo", "device": f"cuda:{number}" if use_cuda else "cpu",
+            "comm_timeout": max(1.0, COMM_FRACTION * limit), "threads": max(1, (os.cpu_count() or 1) // world),
+        }
+        programs.append(Program([sys.executable, "-m", "grader.sandboxed.rank", json.dumps(config)],
+                                base_env(GLOO_SOCKET_IFNAME="lo"),
+                                {0: null, 1: out_write, 2: err_write, 3: to_rank_read, 4: from_rank_write}))
+        os.set_blocking(to_rank, False)
+        ranks.append(Rank(number, to_rank, from_rank, OutputCollector(os.fdopen(out_read, "rb", buffering=0)),
+                          OutputCollector(os.fdopen(err_read, "rb", buffering=0))))
+    try:
+        sandbox.start(programs)
+    finally:
+        for fd in close:
+            os.close(fd)
+    return ranks
+
+
+def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: float, import_limit: float,
+               world: int) -> None:
+    """Collect replies until all are in, one rank fails outright (then briefly more), or time runs out."""
+    inbox: queue.Queue = queue.Queue()
+    for rank in ranks:
+        rank.reader = threading.Thread(target=_read, args=(rank, inbox, world), daemon=True)
+        rank.reader.start()
+    now = time.monotonic()
+    deadline, phase = now + TORCH_IMPORT_LIMIT, "torch"
+    cpu_start, cpu_limit = 0.0, float("inf")
+    while any(rank.state not in ("replied", "ended") for rank in ranks):
+        try:
+            number, message = inbox.get(timeout=POLL)
+            _receive(ranks[number], message, sandbox, inputs)
+        except queue.Empty:
+            pass
+        sandbox.poll_status()
+        now = time.monotonic()
+        for rank in ranks:
+            if rank.state not in ("replied", "ended") and rank.number in sandbox.exits and rank.reader is not None \
+                    and not rank.reader.is_alive():
+                rank.state, rank.ended = "ended", sandbox.exits[rank.number]
+        if sandbox.oom_killed() or (not sandbox.memory_limited_by_kernel
+                                    and sandbox.memory_bytes_now() > sandbox.memory_bytes):
+            for rank in ranks:
+                if rank.state not in ("replied", "ended"):
+                    rank.state, rank.ended = "ended", f"out-of-memory:{sandbox.memory_bytes >> 20}"
+            sandbox.kill()
+            return
+        # Every rank gets its go once all have torch: no learner code runs while a peer is still starting.
+        if phase == "torch" and all(rank.state != "starting" for rank in ranks):
+            for rank in ranks:
+                if rank.state == "torch-ready":
+                    _go(rank, inputs)
+        # The clock that matters moves on once every rank has passed the phase before it.
+        if phase == "torch" and all(rank.state != "starting" for rank in ranks):
+            deadline, phase = now + (import_limit + max(1.0, COMM_FRACTION * limit)) * WALL_FACTOR, "import"
+        if phase == "import" and all(rank.state not in ("starting", "importing") for rank in ranks):
+            deadline, phase = now + limit * WALL_FACTOR, "group"
+            cpu_start, cpu_limit = sandbox.cpu_seconds(), limit * world
+        if any(_failed_outright(rank) for rank in ranks) and phase != "aftermath":
+            deadline, phase = min(deadline, now + AFTERMATH), "aftermath"
+        if now >= deadline or sandbox.cpu_seconds() - cpu_start > cpu_limit:
+            for rank in ranks:
+                if rank.state not in ("replied", "ended"):
+                    rank.ended = f"timeout:{rank.state}"
+            return
+
+
+def _read(rank: Rank, inbox: queue.Queue, world: int) -> None:
+    """One rank's messages, each checked; anything malformed, or one too many, ends the conversation."""
+    reader = wire.MessageReader(rank.from_rank, RANK_REPLY_BYTES)
+    for _ in range(MAX_MESSAGES):
+        try:
+            body, tensors = reader.read()
+            message = replies.parse_rank(body, tensors, world)
+        except (wire.ChannelClosed, OSError):
+            inbox.put((rank.number, {"kind": "closed"}))
+            return
+        except wire.BadMessage as error:
+            inbox.put((rank.number, {"kind": "closed", "detail": f"sent a malformed reply ({error})"}))
+            return
+        except Exception as error:  # noqa: BLE001  (whatever a rank sends, this thread ends quietly)
+            inbox.put((rank.number, {"kind": "closed", "detail": f"sent an unreadable reply ({type(error).__name__})"}))
+            return
+        inbox.put((rank.number, message))
+        if message.get("kind") not in ("torch-ready", "ready"):
+            return  # the reply: nothing more is read from this rank, so nothing more can pile up here
+
+
+def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: GroupInputs) -> None:
+    from grader.inert import inert
+
+    message = {key: inert(value) if isinstance(value, str) else value for key, value in message.items()}
+    kind = message.get("kind")
+    if kind == "torch-ready" and rank.state == "starting":
+        rank.state = "torch-ready"
+    elif kind == "ready" and rank.state == "importing":
+        rank.state = "ready"
+    elif kind == "closed":
+        if rank.state != "replied":
+            how = sandbox.wait_exit(rank.number, 2.0)
+            rank.state, rank.ended = "ended", message.get("detail") or how or "killed"
+    elif kind in ("torch-ready", "ready"):
+        rank.state, rank.ended = "ended", "sent a message out of turn (a protocol violation)"
+    elif rank.state != "replied":
+        rank.state, rank.reply = "replied", message
+
+
+def _go(rank: Rank, inputs: GroupInputs) -> None:
+    """The grader's go, with this rank's own tensors: no other rank ever sees them."""
+    rank.state = "importing"
+    try:
+        wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5, tensors=inputs.tensors[rank.number])
+    except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
+        rank.state, rank.ended = "ended", "stopped reading its pipe"
+
+
+def _failed_outright(rank: Rank) -> bool:
+    """A rank that ended, or whose own code raised: what the others do next is only a consequence."""
+    if rank.state == "ended":
+        return True
+    return rank.state == "replied" and rank.reply.get("kind") not in ("returned",) and \
+        rank.reply.get("phase") != "communication"
+
+
+def _stop(rank: Rank) -> None:
+    """Close the grader's ends once the sandbox is gone; never close an fd another thread still reads."""
+    try:
+        os.close(rank.to_rank)
+    except OSError:
+        pass
+    if rank.reader is not None:
+        rank.reader.join(timeout=2)
+    if rank.reader is None or not rank.reader.is_alive():
+        try:
+            os.close(rank.from_rank)
+        except OSError:
+            pass
+
+
+def _joined(ranks: list[Rank], stream: str) -> str:
+    """Every rank's output, each line marked with the rank that printed it."""
+    from grader.inert import inert
+
+    parts = []
+    for rank in ranks:
+        text = inert(getattr(rank, stream).take(0.5))
+        parts += [f"[rank {rank.number}] {line}" for line in text.splitlines()]
+    return "\n".join(parts) + ("\n" if parts else "")

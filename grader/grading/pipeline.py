@@ -1,0 +1,287 @@
+"""Grading one file: case files -> inputs -> isolated run -> comparison -> results.
+
+Everything the grader trusts (its modules, the checker, the cases, the reference solution, the
+catalogue of mistakes) is loaded and fingerprinted before the worker is allowed to import the
+learner's file; the fingerprint is taken again at the end, and a run whose course files changed
+meanwhile ends in an error, never a pass.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Callable
+
+import grader.channel
+import grader.course
+import grader.grading
+from grader.course import trust
+from grader.course.cases import Case, load_exercise_cases
+from grader.course.checker import Checker, load_checker
+from grader.course.exercise import Exercise, check_exists, learner_file
+from grader.errors import UsageError
+from grader.grading.budget import Budget, checked_seconds
+from grader.grading.case import MEMORY_AUDIT, Judge
+from grader.grading.worker_client import WorkerClient
+from grader.results import CaseResult, Outcome, Report
+
+DEVICES = ("cpu", "cuda", "all")
+OnResult = Callable[[CaseResult], None]
+OnStart = Callable[[Report], None]
+
+
+@dataclass
+class Trusted:
+    """What one grading run trusts, loaded before any learner code runs."""
+
+    checker: Checker
+    cases: list[Case]
+    reference: ModuleType | None  # None in a learner bundle (grader/course/precomputed.py)
+    prints: dict[str, str]
+    suites: dict = field(default_factory=dict)  # the exercise's extra suites, by option name
+
+
+def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
+          on_result: OnResult | None = None, time_limit: float | None = None,
+          memory_limit_mb: int | None = None, group: tuple[str, int] | None = None,
+          only: set[str] | None = None, time_budget: float | None = None,
+          display: str | None = None, on_start: OnStart | None = None, diagnose: bool = True) -> Report:
+    """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
+
+    `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
+    `memory_limit_mb` replaces the memory limit of the learner's processes. With `group` (an option
+    and a world size, such as ("ring", 4)), the exercise's suite of that name follows: that many ranks
+    run the learner's functions together (grader/grading/group.py). With `only`, just the cases of those
+    names run (what `grader validate` has not graded before). `time_budget` replaces the exercise's
+    budget for the whole command (grader/grading/budget.py): cases left when it is used up are not run.
+    `display` names the file in messages and the report (by default, its path from the course's root).
+    `on_result` gets each result as it is known, in report order; `on_start` gets the report once,
+    before the first case runs, with what is planned (`Report.planned`, `Report.uses`) and nothing
+    graded yet. `diagnose=False` names no catalogued mistake on failures (validate works those out itself).
+    """
+    started = time.monotonic()
+    if time_limit is not None:
+        exercise = replace(exercise, time_limit=float(time_limit))
+    if memory_limit_mb is not None:
+        exercise = replace(exercise, memory_limit_mb=int(memory_limit_mb))
+    if checked_seconds(time_budget) is not None:
+        exercise = replace(exercise, time_budget=float(time_budget))
+    learner = learner_file(file or exercise.stub)
+    shown = display or _display(learner, exercise.root)
+    if device not in DEVICES:
+        raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
+    if group is not None and group[1] < 2:
+        raise UsageError(f"--{group[0]} needs at least 2 ranks, not {group[1]}")
+    on_result = on_result or (lambda result: None)
+    budget = Budget(exercise.time_budget)
+    on_start = on_start or (lambda report: None)
+    # The zygote imports torch on another core while this process loads what it trusts; workers are then
+    # forked from it, torch and all, in milliseconds.
+    from grader.sandbox import probe_soon, zygote
+
+    probe_soon()  # what confines learner code here, found while load_trusted imports torch
+    with zygote.held():
+        report, trusted = _graded(exercise, learner, shown, mode, device, group, only, on_result, budget, on_start,
+                                  diagnose)
+    changed = trust.changed(trusted.prints, exercise)
+    if changed:
+        report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
+                                  f"{', '.join(_display(Path(path), exercise.root) for path in changed[:3])}"
+                                  f"{', ...' if len(changed) > 3 else ''}): this run proves nothing")
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: str, group: tuple[str, int] | None,
+            only: set[str] | None, on_result: OnResult, budget: Budget,
+            on_start: OnStart, diagnose: bool = True) -> tuple[Report, Trusted]:
+    """Every case of the run (and the group suite), in isolated workers: the report and what was trusted."""
+    worker = WorkerClient(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
+    try:
+        trusted = load_trusted(exercise, mode, group is not None)
+        worker.start()
+        if only is not None:
+            trusted.cases = [case for case in trusted.cases if case.name in only]
+        if group is not None and group[0] not in trusted.suites:
+            raise UsageError(f"--{group[0]}: {exercise.name} has no {group[0]} suite"
+                             + (f" (it has: {', '.join('--' + name for name in trusted.suites)})" if trusted.suites
+                                else ""))
+        report = Report(exercise.name, mode, shown, declared_max=exercise.max_score)
+        devices = _devices(device, report)
+        from grader.sandbox import containment
+
+        report.containment = containment()
+        _plan(report, trusted, devices, group)
+        on_start(report)
+        _grade(exercise, shown, trusted, devices, worker, on_result, report, budget, diagnose)
+    finally:
+        worker.stop()
+    if group is not None and not report.load_error:
+        from grader.grading.group import run_group_suite
+
+        run_group_suite(exercise, trusted.suites[group[0]], learner, group[1], device, report, on_result,
+                        trusted.reference, budget=budget)
+    report.notes.extend(budget.notes())
+    return report, trusted
+
+
+def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
+    """Checker, cases, reference and catalogue, imported now; later imports would come after learner code ran."""
+    preload()
+    prints = trust.take(exercise)
+    if exercise.precomputed is not None:
+        from grader.course.precomputed import load_precomputed
+
+        # A learner bundle: answers and half-precision baselines were stored by the course; no reference ships.
+        checker, reference = load_precomputed(exercise.precomputed), None
+    else:
+        checker, reference = load_checker(exercise.checker), load_reference(exercise)
+    cases = load_exercise_cases(exercise, checker, include_hidden=mode == "submit")
+    if exercise.mistakes.is_dir():
+        from grader.grading.diagnosis import catalogue
+
+        catalogue(exercise)
+    suites = checker.suites() if group else {}
+    if group:
+        for suite in suites.values():
+            suite.all_cases()  # its case file checked now, not after the learner's code ran
+    return Trusted(checker, cases, reference, prints, suites)
+
+
+def preload() -> None:
+    """Every module of the layers that judge a case (grading, the course, the channel), imported now.
+
+    Learner code may run unconfined, as the grader's own user, and could rewrite a grader module that is
+    imported only later; what was imported before it ran is what judges it. The callers import the views
+    they use (the results JSON, the terminal) before they grade, for the same reason."""
+    for package in (grader.channel, grader.course, grader.grading):
+        for found in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{found.name}")
+
+
+def _plan(report: Report, trusted: Trusted, devices: list[str], group: tuple[str, int] | None) -> None:
+    """What the run will report, per suite in run order, and which functions call which, before anything runs."""
+    planned = Counter(case.suite for case, device in _expected(trusted.cases, devices))
+    uses = {name: function.uses for name, function in trusted.checker.functions.items() if function.uses}
+    if group is not None:
+        suite = trusted.suites[group[0]]
+        planned.update(case.suite for case in suite.cases(group[1]))
+        if suite.uses:
+            uses[suite.function] = tuple(suite.uses)
+    report.planned, report.uses = dict(planned), uses
+
+
+def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
+    """Every run in report order: each device in turn, the memory-audited cases on the CPU only."""
+    return [(case, device) for device in devices for case in cases if device == "cpu" or MEMORY_AUDIT not in case.audit]
+
+
+def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str], worker: WorkerClient,
+           on_result: OnResult, report: Report, budget: Budget, diagnose: bool = True) -> None:
+    judge = Judge(exercise, trusted.checker, shown, trusted.reference, diagnose=diagnose)
+    audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
+    expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
+    phases = _phases(trusted.cases, devices)
+    stop = threading.Event()
+    prefetch = judge.prefetch([case for runs in phases for case, device in runs if device == devices[0]], stop,
+                              wanted=budget.worth_preparing)
+    try:
+        _run_phases(exercise, worker, on_result, report, judge, phases, expected, budget)
+    finally:
+        stop.set()  # a file that cannot be imported needs no more inputs: the thread ends within one case
+        prefetch.join()
+    if "cuda" in devices and audited:
+        report.notes.append(f"{len(audited)} memory-audited cases ran on the CPU only: the kernel measures host "
+                            f"memory.")
+    if any(result.diagnosis for result in report.results):
+        from grader.grading.diagnosis import reconcile
+
+        reconcile(report.results, exercise)
+
+
+def _run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, report: Report, judge: Judge,
+                phases: list[list[tuple[Case, str]]], expected: list[tuple[str, str]], budget: Budget) -> None:
+    """Each phase in its own worker; every result handed to `on_result` in report order as soon as it is."""
+    done: dict[tuple[str, str], CaseResult] = {}
+    for phase, runs in enumerate(phases):
+        if phase and worker.alive:
+            # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
+            worker.stop()
+        for case, device in runs:
+            refusal = "" if report.load_error else budget.refusal(case)
+            if not report.load_error and not refusal and not worker.alive:
+                worker.start()
+            # A file that cannot be imported is imported once: every case then gets the same error.
+            loaded = None if report.load_error or refusal else worker.wait_ready(exercise.time_limit)
+            if loaded is not None and loaded.kind != "ready":
+                report.load_error = judge.load_error(loaded)
+            if report.load_error:
+                result = CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR,
+                                    report.load_error.splitlines()[0], points=case.points,
+                                    visibility=case.visibility, required=case.required, load_failed=True)
+            elif refusal:
+                result = budget.not_run(case, device, refusal)
+            else:
+                result = budget.count(judge.run(case, device, worker))
+            done[(case.name, device)] = result
+            # Shown in the order the case files give, whatever order they ran in.
+            while len(report.results) < len(expected) and expected[len(report.results)] in done:
+                report.results.append(done[expected[len(report.results)]])
+                on_result(report.results[-1])
+
+
+def _phases(cases: list[Case], devices: list[str]) -> list[list[tuple[Case, str]]]:
+    """The runs, visible cases first and hidden ones after in a worker of their own; in each, the memory-audited
+    cases first (on the CPU only), while the worker holds nothing but torch and the learner's module."""
+    phases = []
+    for hidden in (False, True):
+        chosen = [case for case in cases if case.hidden == hidden]
+        audited = [case for case in chosen if MEMORY_AUDIT in case.audit]
+        plain = [case for case in chosen if MEMORY_AUDIT not in case.audit]
+        runs = [(case, device) for device in devices for case in (audited if device == "cpu" else []) + plain]
+        if runs:
+            phases.append(runs)
+    return phases
+
+
+def _devices(device: str, report: Report) -> list[str]:
+    """Where the cases run; asking for CUDA where there is none is a usage error, not a run of nothing."""
+    if device == "cpu":
+        return ["cpu"]
+    import torch
+
+    if torch.cuda.is_available():
+        return ["cpu", "cuda"] if device == "all" else ["cuda"]
+    if device == "cuda":
+        raise UsageError("--device cuda: torch.cuda.is_available() is False on this machine; "
+                         "use --device cpu or all")
+    report.notes.append("CUDA skipped: torch.cuda.is_available() is False on this machine.")
+    return ["cpu"]
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+_references: dict[Path, ModuleType] = {}
+
+
+def load_reference(exercise: Exercise) -> ModuleType:
+    """The instructor's reference solution, imported in this process (it is trusted code), once."""
+    path = check_exists(exercise.solution, "the reference solution").resolve()
+    if path not in _references:
+        spec = importlib.util.spec_from_file_location(f"reference_{exercise.name.replace('-', '_')}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _references[path] = module
+    return _references[path]

@@ -1,0 +1,261 @@
+"""The grader's side of a worker: start it in a sandbox, hand it tasks, enforce time and memory, read replies as hostile.
+
+Time is CPU time, measured by the kernel for the whole sandbox, so a busy machine does not make
+a correct solution time out; a wall-clock limit several times longer catches code that waits
+instead of computing. Memory is one limit over every process in the sandbox (a cgroup where the
+kernel offers one, else the resident memory of the process tree, watched from here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.channel import replies, wire
+from grader.channel.output import OutputCollector
+from grader.sandbox import Program, Sandbox, base_env
+
+TORCH_IMPORT_LIMIT = 180.0  # seconds of wall clock for the worker to import torch: not the learner's time
+WALL_FACTOR = 3.0           # a case may wait (sleep, block) this many times its CPU limit
+WALL_EXTRA = 2.0            # plus this, for starting and sending
+SEND_LIMIT = 5.0            # seconds a task may take to be accepted by the worker
+POLL = 0.05                 # seconds between checks of time and memory
+LOAD_REPLY_BYTES = 1 << 20
+
+
+@dataclass
+class RawResult:
+    """What came back from one task, before any judgement: a checked reply, or how the worker ended."""
+
+    kind: str  # ready, load-error, returned, raised, not-attempted, out-of-memory, timed-out, crashed
+    reply: replies.Reply | None = None
+    loaded: replies.Loaded | None = None
+    stdout: str = ""
+    stderr: str = ""
+    detail: str = ""
+    signal: str = ""
+    peak_bytes: int | None = None  # sandbox memory above its level before the learner's import, at its peak
+
+    @property
+    def seconds(self) -> float:
+        return self.reply.seconds if self.reply else 0.0
+
+
+class WorkerClient:
+    """One learner process that answers tasks in turn; killed and restarted when a task goes wrong."""
+
+    def __init__(self, learner: Path, root: Path, memory_limit_mb: int, use_cuda: bool) -> None:
+        self.learner = learner
+        self.root = root
+        self.memory_limit = memory_limit_mb * 1024 * 1024
+        self.use_cuda = use_cuda
+        self.sandbox: Sandbox | None = None
+        self.load_result: RawResult | None = None
+        self.baseline = 0
+        self._next_id = 1
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Start the process in a fresh sandbox; it imports torch while the grader prepares everything else."""
+        self.sandbox = Sandbox(self.memory_limit, use_cuda=self.use_cuda, hide=(self.root,))
+        learner = self.sandbox.add_file(self.learner)
+        self._tasks, worker_tasks = socket.socketpair()
+        reply_read, reply_write = os.pipe()
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        null = os.open(os.devnull, os.O_RDONLY)
+        config = {"learner": learner}
+        program = Program([sys.executable, "-m", "grader.sandboxed.worker", json.dumps(config)], base_env(),
+                          {0: null, 1: out_write, 2: err_write, 3: worker_tasks.fileno(), 4: reply_write})
+        try:
+            self.sandbox.start([program])
+        finally:
+            for fd in (null, out_write, err_write, reply_write):
+                os.close(fd)
+            worker_tasks.close()
+        self._tasks.setblocking(False)
+        self._replies = reply_read
+        self._reader = wire.MessageReader(reply_read, LOAD_REPLY_BYTES)
+        self._stdout = OutputCollector(os.fdopen(out_read, "rb", buffering=0))
+        self._stderr = OutputCollector(os.fdopen(err_read, "rb", buffering=0))
+        self.load_result = None
+
+    def wait_ready(self, import_limit: float) -> RawResult:
+        """Wait for torch, then let the learner's file be imported; a RawResult says how that went.
+
+        The grader calls this only once everything it trusts is loaded: no learner code runs before.
+        """
+        if self.load_result is not None:
+            return self.load_result
+        first = self._receive(TORCH_IMPORT_LIMIT, TORCH_IMPORT_LIMIT, "torch", LOAD_REPLY_BYTES)
+        if first.kind == "message":
+            try:
+                replies.parse_kind(first.reply, ("torch-ready",))
+                # Memory is measured from here: torch is loaded, the learner's code not yet.
+                self.sandbox.reset_memory_peak()
+                self.baseline = self.sandbox.memory_bytes_now()
+                self._send({"kind": "go"}, [])
+                first = self._receive(import_limit, import_limit, "import", LOAD_REPLY_BYTES)
+            except (wire.BadMessage, wire.ChannelClosed, wire.ChannelTimeout) as error:
+                first = self._ended(RawResult("crashed"), _problem(error))
+        if first.kind == "message":
+            try:
+                loaded = replies.parse_loaded(first.reply)
+                first = RawResult(loaded.kind, loaded=loaded)
+            except wire.BadMessage as error:
+                first = self._ended(RawResult("crashed"), _problem(error))
+        first.stdout, first.stderr = self._output()
+        if first.kind != "ready":
+            self.stop()
+        self.load_result = first
+        return first
+
+    def stop(self) -> None:
+        """Ask the worker to finish, then make sure it and everything it started are gone."""
+        if self.sandbox is None:
+            return
+        try:
+            self._send({"kind": "stop"}, [], deadline=0.2)
+            self.sandbox.wait_exit(0, 1.0)  # a well-behaved worker leaves on its own
+        except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
+            pass
+        self.sandbox.close()
+        self._tasks.close()
+        try:
+            os.close(self._replies)
+        except OSError:
+            pass
+        # stdout and stderr are closed by their collectors once drained, never here (see OutputCollector).
+        self.sandbox = None
+
+    @property
+    def alive(self) -> bool:
+        return self.sandbox is not None
+
+    # ------------------------------------------------------------ tasks
+
+    def run(self, task: dict, fds: list[int], inputs: int, time_limit: float, reply_limit: int,
+            shared_bytes: int = 0) -> RawResult:
+        """Send one task and wait for its checked reply, within `time_limit` CPU seconds.
+
+        `shared_bytes`: the size of the inputs handed over in shared memory, never the learner's to pay for.
+        """
+        if self._reader.pending():
+            # Something arrived that nobody asked for: this worker's replies can no longer be matched to tasks.
+            result = self._ended(RawResult("crashed"), "the worker sent a message nobody asked for (a protocol "
+                                                       "violation)")
+            result.stdout, result.stderr = self._output()
+            self.stop()
+            return result
+        task_id = self._next_id
+        self._next_id += 1
+        self._reader.limit = reply_limit
+        kills = self.sandbox.oom_kills()
+        try:
+            self._send({**task, "id": task_id, "reply_limit": reply_limit}, fds)
+        except (wire.ChannelClosed, wire.ChannelTimeout, OSError) as error:
+            result = self._ended(RawResult("crashed"), _problem(error, "before the case started"))
+        else:
+            result = self._receive(time_limit, time_limit * WALL_FACTOR + WALL_EXTRA, "case", reply_limit)
+        if result.kind == "message":
+            try:
+                reply = replies.parse_case(result.reply, result.tensors, task_id, inputs)
+                result = RawResult(reply.kind, reply=reply)
+            except wire.BadMessage as error:
+                result = self._ended(RawResult("crashed"), _problem(error))
+        if self.sandbox is not None and result.kind != "out-of-memory" and self.sandbox.oom_kills() > kills:
+            # The function returned, but a process it started was killed at the memory limit: all of them count.
+            self.sandbox.kill()
+            result = RawResult("out-of-memory", detail=f"a process of your code went over the {self.memory_limit >> 20} "
+                                                       f"MiB that all of them share, and the kernel killed it")
+        if self.sandbox is not None:
+            shared = shared_bytes if self.sandbox.peak_counts_shared_pages else 0
+            result.peak_bytes = max(self.sandbox.memory_peak() - self.baseline - shared, 0)
+        result.stdout, result.stderr = self._output()
+        if result.kind in ("timed-out", "crashed", "out-of-memory") or (result.reply and result.reply.restart):
+            self.stop()
+        return result
+
+    def reset_memory_peak(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.reset_memory_peak()
+
+    def _send(self, body: dict, fds: list[int], deadline: float = SEND_LIMIT) -> None:
+        wire.send_with_fds(self._tasks, wire.encode(body), fds, time.monotonic() + deadline)
+
+    def _receive(self, cpu_limit: float, wall_limit: float, phase: str, limit: int) -> "_Message | RawResult":
+        sandbox = self.sandbox
+        self._reader.limit = limit
+        started, cpu_start = time.monotonic(), sandbox.cpu_seconds()
+        while True:
+            now = time.monotonic()
+            try:
+                body, tensors = self._reader.read(min(now + POLL, started + wall_limit))
+                return _Message(body, tensors)
+            except wire.ChannelTimeout:
+                pass
+            except wire.ChannelClosed:
+                return self._ended(RawResult("crashed"), _during(phase), ended=True)
+            except wire.BadMessage as error:
+                return self._ended(RawResult("crashed"), _problem(error))
+            if not sandbox.memory_limited_by_kernel and sandbox.memory_bytes_now() > self.memory_limit:
+                sandbox.kill()
+                return RawResult("out-of-memory", detail=f"used more than {self.memory_limit >> 20} MiB")
+            if phase == "torch":
+                if time.monotonic() - started >= wall_limit:
+                    sandbox.kill()
+                    return RawResult("crashed", detail=f"the worker could not import torch in {wall_limit:.0f} s")
+                continue
+            if sandbox.cpu_seconds() - cpu_start > cpu_limit:
+                sandbox.kill()
+                return RawResult("timed-out", detail=f"{cpu_limit:g} s of CPU time")
+            if time.monotonic() - started >= wall_limit:
+                sandbox.kill()
+                return RawResult("timed-out", detail=f"{wall_limit:g} s of wall-clock time while using little CPU "
+                                                      f"(waiting: a sleep, a lock, a read)")
+
+    def _ended(self, result: RawResult, what: str, ended: bool = False) -> RawResult:
+        """The worker is gone, or is killed now: say how, from what the sandbox's init reported."""
+        sandbox = self.sandbox
+        how = (sandbox.wait_exit(0, 2.0) if ended else None) or "killed"
+        oom = sandbox.oom_killed()
+        sandbox.kill()
+        if oom:
+            return RawResult("out-of-memory", detail=f"used more than {self.memory_limit >> 20} MiB (stopped by the "
+                                                     f"kernel)")
+        result.detail = f"the worker process ended ({how}) {what}" if ended else what
+        result.signal = how if ended else ""
+        return result
+
+    def _output(self) -> tuple[str, str]:
+        wait = 1.0 if self.sandbox is not None else 0.2
+        return self._stdout.take(wait), self._stderr.take(wait)
+
+
+@dataclass
+class _Message:
+    """A whole, decoded message not yet checked against any schema."""
+
+    reply: object
+    tensors: list = field(default_factory=list)
+    kind: str = "message"
+
+
+def _problem(error: Exception, when: str = "") -> str:
+    """What went wrong in talking to the worker, as the learner reads it."""
+    if isinstance(error, wire.ChannelTimeout):
+        return "the worker stopped reading its tasks" + (f" {when}" if when else "")
+    if isinstance(error, wire.BadMessage):
+        return f"the worker sent a malformed reply ({error})"
+    return f"the worker's channel closed {when}".rstrip()
+
+
+def _during(phase: str) -> str:
+    return {"torch": "while importing torch", "import": "while your file was being imported",
+            "case": "while running this case"}[phase]

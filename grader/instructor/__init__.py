@@ -1,0 +1,1 @@
+"""Authoring checks: validate, its remembered verdicts, and the case-by-mistake matrix."""

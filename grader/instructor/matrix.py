@@ -1,0 +1,179 @@
+"""What the catalogue tells an instructor: which cases catch which mistakes, what the diagnosis names, and gaps.
+
+For every mistake and every case that catches it, the diagnosis is worked out here, in the
+grader (mistakes are trusted code, run in this process): what a learner who made that mistake
+is told, and what they would have been told had the mistake not been catalogued (leave-one-out).
+From that: cases that catch nothing, mistakes that only one case catches, and pairs of mistakes
+the diagnosis cannot tell apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grader.course.cases import Case
+from grader.grading import diagnosis
+from grader.grading.case import MEMORY_AUDIT, Judge
+from grader.instructor.verdicts import Graded, VerdictCache
+
+
+@dataclass
+class MistakeRow:
+    """One mistake against the cases: which catch it, and what the diagnosis names on each."""
+
+    stem: str
+    caught_by: list[str] = field(default_factory=list)
+    named: dict[str, str | None] = field(default_factory=dict)           # case -> the mistake named
+    without_itself: dict[str, str | None] = field(default_factory=dict)  # case -> named, were it not catalogued
+    matches: dict[str, list[str]] = field(default_factory=dict)          # case -> every mistake that agreed
+
+    @property
+    def named_itself(self) -> int:
+        return sum(1 for stem in self.named.values() if stem == self.stem)
+
+
+@dataclass
+class Matrix:
+    """The whole picture, for the terminal and for `validate --json`."""
+
+    cases: list[str]
+    rows: list[MistakeRow]
+    variants: dict[str, bool]
+
+    def catching_nothing(self) -> list[str]:
+        caught = {case for row in self.rows for case in row.caught_by}
+        return [case for case in self.cases if case not in caught]
+
+    def sole_catchers(self) -> dict[str, list[str]]:
+        sole: dict[str, list[str]] = {}
+        for row in self.rows:
+            if len(row.caught_by) == 1:
+                sole.setdefault(row.caught_by[0], []).append(row.stem)
+        return sole
+
+    def indistinguishable(self) -> list[tuple[str, str]]:
+        """Pairs where, on every case that catches either, each agrees with the other: the name is a coin toss."""
+        by_stem = {row.stem: row for row in self.rows}
+        pairs = []
+        for index, first in enumerate(self.rows):
+            for second in self.rows[index + 1:]:
+                if first.caught_by and set(first.caught_by) == set(second.caught_by) and all(
+                        second.stem in first.matches.get(case, []) and first.stem in by_stem[second.stem].matches.get(
+                            case, []) for case in first.caught_by):
+                    pairs.append((first.stem, second.stem))
+        return pairs
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "mistakes": {row.stem: {"caught_by": row.caught_by, "named": row.named,
+                                    "named_without_itself": row.without_itself} for row in self.rows},
+            "cases_catching_nothing": self.catching_nothing(),
+            "sole_catchers": self.sole_catchers(),
+            "indistinguishable": [list(pair) for pair in self.indistinguishable()],
+            "variants": self.variants,
+        }
+
+
+def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistakes: list[Graded],
+          variants: list[Graded], cache: VerdictCache | None = None) -> Matrix:
+    """The matrix, with every diagnosis worked out against the catalogue as it is now: afresh, or remembered
+    in `cache` under the whole catalogue's content (a new case works out that case's cells alone)."""
+    judge = Judge(exercise, checker, "", reference)
+    known = diagnosis.catalogue(exercise)
+    by_name = {case.name: case for case in cases}
+    whole = catalogue_digest(exercise.mistakes)
+    rows = []
+    for graded in mistakes:
+        row = MistakeRow(graded.path.stem)
+        failing = [result for result in graded.results if result.outcome.counts_as_failure]
+        row.caught_by = [result.name for result in failing]
+        full, alone = {}, {}
+        for result in failing:
+            case = by_name[result.name]
+            key = cache.cell_key(whole, case, row.stem, str(result.extra.get("violates", ""))) if cache else ""
+            remembered = cache.cell(key) if cache else None
+            # Worked out once: leaving the mistake itself out only drops it from the list.
+            found, first_only = remembered or _agreeing(judge, known, case, result, row.stem)
+            if cache and remembered is None:
+                cache.put_cell(key, found, first_only)
+            others = [stem for stem in found if stem != row.stem]
+            full[result.name], alone[result.name] = (found[:1], others[:1]) if first_only else (found, others)
+        row.matches = full
+        row.named = _reconciled(full)
+        row.without_itself = _reconciled(alone)
+        rows.append(row)
+    if cache:
+        cache.saw_catalogue(whole)
+    return Matrix([case.name for case in cases], rows, {item.path.stem: item.passed for item in variants})
+
+
+class WarmUp:
+    """What every mistake does on every case, worked out on a thread while the catalogue is graded, where the
+    matrix will need it: the catalogue changed since the last validate, so none of its cells is remembered.
+    The grading waits on its workers most of the time; this uses that time and the other core."""
+
+    def __init__(self, exercise: Any, checker: Any, reference: Any, cases: list[Case], cache: VerdictCache) -> None:
+        self.whole = catalogue_digest(exercise.mistakes)
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+        if cache.catalogue_seen() == self.whole or not exercise.mistakes.is_dir():
+            return
+        judge, known = Judge(exercise, checker, "", reference), diagnosis.catalogue(exercise)
+        plain = [case for case in cases if MEMORY_AUDIT not in case.audit]
+
+        def work() -> None:
+            for case in plain:
+                if self.stop.is_set():
+                    return
+                try:
+                    known.behaviour(judge, case)
+                except Exception:  # noqa: BLE001  (worked out again, and raised, where the matrix needs it)
+                    pass
+
+        self.thread = threading.Thread(target=work, name="grader-matrix-warm-up", daemon=True)
+        self.thread.start()
+
+    def finish(self, stop: bool = False) -> None:
+        """Wait for the thread (after telling it to stop after its current case, with `stop`)."""
+        if stop:
+            self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+
+
+def catalogue_digest(folder: Path) -> str:
+    """Every file of the catalogue's folder, helpers included: what any mistake's behaviour may depend on."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
+        if "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _agreeing(judge: Judge, known: Any, case: Case, result: Any, stem: str) -> tuple[list[str], bool]:
+    """The mistakes that agree with `stem`'s own failure on `case`, as the diagnosis would rank them, and
+    whether the diagnosis names only the first of them (a broken rule names the first mistake breaking it)."""
+    violated = result.extra.get("violates")
+    if violated:
+        return [m.stem for m in known.mistakes if m.violates == violated], True
+    if MEMORY_AUDIT in case.audit:
+        return [], False  # cases too large to run every mistake on in this process; they are named by rule above
+    behaviour = known.behaviour(judge, case)[stem]
+    if behaviour.outputs is not None and diagnosis.non_finite(behaviour.outputs):
+        return ["non-finite"], False
+    return diagnosis.agreeing(judge, case, behaviour.outputs, behaviour.raised), False
+
+
+def _reconciled(matches: dict[str, list[str]]) -> dict[str, str | None]:
+    """As reconcile() does for one report: where several agree, the one agreeing on most of its cases."""
+    counts: dict[str, int] = {}
+    for found in matches.values():
+        for stem in found:
+            counts[stem] = counts.get(stem, 0) + 1
+    return {case: (max(found, key=lambda stem: (counts[stem], -found.index(stem))) if found else None)
+            for case, found in matches.items()}

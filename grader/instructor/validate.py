@@ -1,0 +1,140 @@
+"""The instructor's check: cases load, the reference passes all, the starter is not attempted, hints exist, and
+what the catalogue of mistakes and variants says about the cases (grader/instructor/matrix.py)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from grader.course.cases import load_exercise_cases
+from grader.course.checker import load_checker
+from grader.course.exercise import Exercise
+from grader.errors import GraderError
+from grader.grading.pipeline import grade, load_reference
+from grader.results import Outcome
+from grader.results.validation import Check, Validation
+
+
+def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lambda line: None,
+                      use_cache: bool = True) -> Validation:
+    """Run every authoring check for one exercise."""
+    from grader.sandbox import zygote
+
+    with zygote.held():  # every grade below forks its workers from one preloaded process
+        return _validate(exercise, progress, use_cache)
+
+
+def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bool) -> Validation:
+    started = time.monotonic()
+    validation = Validation(exercise.name)
+    add = validation.checks.append
+    for path, what in ((exercise.statement, "statement"), (exercise.stub, "learner stub"),
+                       (exercise.starter, "starter copy of the stub"), (exercise.solution, "reference solution")):
+        add(Check(f"{what} exists", path.is_file(), str(path.relative_to(exercise.root))))
+    hints = exercise.hint_files()
+    empty = [path.name for path in hints if not path.read_text(encoding="utf-8").strip()]
+    add(Check("hints present", len(hints) >= 1 and not empty,
+              f"{len(hints)} hint files" + (f"; empty: {', '.join(empty)}" if empty else "")))
+    try:
+        checker = load_checker(exercise.checker)
+        cases = load_exercise_cases(exercise, checker)
+        counts = {suite: sum(case.suite == suite for case in cases) for suite in ("examples", "hidden")}
+        suites = checker.suites()
+        extra = {name: suite.all_cases() for name, suite in suites.items()}
+        add(Check("case files load", True, f"{counts['examples']} examples, {counts['hidden']} hidden"
+                  + "".join(f", {len(found)} in --{name}" for name, found in extra.items())))
+    except GraderError as error:
+        add(Check("case files load", False, str(error)))
+        return validation
+    if not (exercise.solution.is_file() and exercise.starter.is_file()):
+        return validation
+    from grader.instructor import verdicts
+
+    cache = verdicts.VerdictCache(exercise, enabled=use_cache)
+    progress("grading the reference solution and the starter stub on every case ...")
+    reference, starter = verdicts.grade_files(
+        exercise, [(exercise.solution, exercise.solution), (exercise.starter, exercise.starter)], cases, progress, cache)
+    failed = [r for r in reference.results if r.outcome.counts_as_failure]
+    if not failed and _cuda():
+        failed = [r for r in grade(exercise, exercise.solution, "submit", "cuda").results
+                  if r.outcome.counts_as_failure]
+    add(Check("reference passes every case", not failed, _failures(failed) or f"{len(reference.results)} cases"))
+    not_attempted = [r for r in starter.results if r.outcome is not Outcome.NOT_ATTEMPTED]
+    add(Check("starter fails every case as not attempted", not not_attempted,
+              _failures(not_attempted) if not_attempted else ""))
+    for name, suite in suites.items():
+        if extra[name]:
+            progress(f"running the reference solution in the --{name} suite ...")
+            add(_check_group(exercise, suite, extra[name], cache))
+    _check_catalogue(exercise, checker, cases, validation, progress, cache)
+    validation.timing["seconds"] = round(time.monotonic() - started, 1)
+    return validation
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _check_group(exercise: Exercise, suite: Any, group_cases: list, cache: Any) -> Check:
+    """The reference solution passes a group suite's every case (each at its own world size)."""
+    from grader.grading.group import run_case
+
+    solution = load_reference(exercise)
+    text = exercise.solution.read_text(encoding="utf-8")
+    failed = []
+    for case in group_cases:
+        key = cache.key(text, case)
+        found = cache.get(key)
+        if found is None:
+            result = run_case(exercise, suite, exercise.solution, case, False, solution)
+            cache.put(key, result)
+            found = {"outcome": result.outcome.value, "message": result.message}
+        if found["outcome"] != Outcome.PASSED.value:
+            failed.append(f"{case.name}: {found['outcome']}: {found['message']}")
+    worlds = ", ".join(map(str, sorted({suite.world_of(case) for case in group_cases})))
+    return Check(f"reference passes the --{suite.option} suite", not failed,
+                 "; ".join(failed[:3]) or f"{len(group_cases)} cases on {worlds} ranks")
+
+
+def _check_catalogue(exercise: Exercise, checker: Any, cases: list, validation: Validation,
+                     progress: Callable[[str], None], cache: Any) -> None:
+    """Every catalogued mistake is caught by some case; every correct variant passes every case."""
+    from grader.instructor import matrix, verdicts
+
+    warm = matrix.WarmUp(exercise, checker, load_reference(exercise), cases, cache)
+    try:
+        mistakes, variants = verdicts.grade_catalogue(exercise, cases, progress, cache)
+    except BaseException:
+        warm.finish(stop=True)  # an interrupted validate: the thread ends after its current case
+        raise
+    warm.finish()
+    cache.save()
+    validation.timing.update(verdicts_graded=cache.misses, verdicts_remembered=cache.hits)
+    add = validation.checks.append
+    if not mistakes:
+        add(Check("catalogue of mistakes", True, f"no mistakes in {exercise.mistakes.relative_to(exercise.root)}: "
+                  f"nothing checks that the cases catch anything, and failures get no diagnosis", warning=True))
+    else:
+        incomplete = [f"{m.path.name}: {text}" for m in mistakes
+                      if (text := verdicts.missing_constants(m.path, exercise))]
+        add(Check("mistakes have TITLE, RATIONALE and HELP", not incomplete, "; ".join(incomplete)
+                  or f"{len(mistakes)} mistakes"))
+        uncaught = [m.path.stem for m in mistakes if not m.catchers]
+        add(Check("every mistake is caught by a case", not uncaught,
+                  f"not caught: {', '.join(uncaught)}" if uncaught else f"{len(mistakes)} mistakes"))
+    rejected = [f"{v.path.stem}: {', '.join(v.catchers[:2])}" for v in variants if not v.passed]
+    add(Check("every correct variant passes every case", not rejected,
+              "; ".join(rejected) or f"{len(variants)} variants"))
+    progress("working out what the diagnosis names on each case ...")
+    validation.matrix = matrix.build(exercise, checker, load_reference(exercise), cases, mistakes, variants,
+                                               cache)
+    cache.save()
+
+
+def _failures(failed: list, limit: int = 5) -> str:
+    text = "; ".join(f"{r.name} [{r.device}]: {r.outcome.value}: {r.message}" for r in failed[:limit])
+    return text + (f"; and {len(failed) - limit} more" if len(failed) > limit else "")
+
+

@@ -1,0 +1,1 @@
+"""The learner's workspace in .grader/ and the tools around grading: state, history, repro, watch."""

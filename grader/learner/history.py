@@ -1,0 +1,136 @@
+"""An exercise's history (numbered submissions, backups of replaced files), where it stands, and restoring one."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from grader.course.exercise import Exercise
+from grader.errors import UsageError
+from grader.learner.state import LearnerState, StateError, accepted
+
+HOW_TO_RESTORE = ("grader restore N puts submission N back in your file, grader restore backup-N a backup; "
+                  "your file is backed up first.")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One line of `grader history`: a submission (label "3") or a backup of a replaced file ("backup-2")."""
+
+    label: str
+    when: str
+    kind: str      # "submission" or "backup"
+    verdict: str   # "accepted", "3 of 12 failed", "your file before reset"
+    score: str     # "75 of 100"; "" for a backup
+    file: str      # its kept copy, from the course root; "" when none was kept
+
+
+def verdict(summary: dict[str, Any]) -> str:
+    """A submission's result in words: 'accepted', '3 of 12 failed', 'could not be graded'."""
+    if summary["status"] == "passed":
+        return "accepted"
+    if summary["status"] == "error":
+        return "could not be graded"
+    return f"{summary['failed']} of {summary['total']} failed"
+
+
+def standing(entry: dict[str, Any]) -> str:
+    """Where an exercise stands, for `list`: acceptance is kept whatever came after, with the latest result beside it."""
+    latest = entry.get("last_submission")
+    if not latest:
+        return "not submitted"
+    state = "accepted" if accepted(entry) else "submitted"
+    return state if latest["status"] == "passed" else f"{state}; latest submission: {verdict(latest)}"
+
+
+def acceptance_line(entry: dict[str, Any]) -> str | None:
+    """`status`'s line on acceptance: 'Accepted: submission 1, 2026-11-30T10:15:00 (latest submission: ...)'."""
+    first = accepted(entry)
+    if first is None:
+        return None
+    which = f"submission {first['number']}, " if "number" in first else ""
+    latest = entry.get("last_submission") or first
+    after = f" (latest submission: {verdict(latest)})" if latest["status"] != "passed" else ""
+    return f"Accepted: {which}{first['when']}{after}"
+
+
+def items(exercise: Exercise, progress: LearnerState) -> list[Item]:
+    """Every submission and backup of an exercise, oldest first."""
+    entry = progress.history(exercise.name)
+    found = []
+    for record in entry.get("submissions", []):
+        score = f"{record['score']:.4g} of {record['max_score']:g}" if "score" in record and "max_score" in record \
+            else ""
+        found.append((record["when"], 0, record["number"], Item(str(record["number"]), record["when"], "submission",
+                                                                verdict(record), score, record.get("source", ""))))
+    for record in entry.get("backups", []):
+        found.append((record["when"], 1, record["number"],
+                      Item(f"backup-{record['number']}", record["when"], "backup",
+                           f"your file before {record['before']}", "", record["file"])))
+    return [item for *_, item in sorted(found, key=lambda found: found[:3])]
+
+
+def render(exercise: Exercise, listed: list[Item]) -> list[str]:
+    """`grader history`'s lines for one exercise: a heading, then one aligned line per item."""
+    lines = [f"{exercise.name}: {exercise.stub.relative_to(exercise.root)}"]
+    if not listed:
+        return lines + ["  nothing yet: each submission is kept (grader submit), and so is each file reset replaces"]
+    width = max(len(item.label) for item in listed)
+    verdicts = max(len(item.verdict) for item in listed)
+    for item in listed:
+        score = f"  score {item.score}" if item.score else ""
+        missing = "" if item.file else "  (no copy kept)"
+        lines.append(f"  {item.label:<{width}}  {item.when.replace('T', ' ')}  {item.kind:<10}  "
+                     f"{item.verdict:<{verdicts}}{score}{missing}".rstrip())
+    return lines
+
+
+def restore(exercise: Exercise, which: str, progress: LearnerState) -> str:
+    """Put a kept submission or backup back in the learner's file, backing up what it replaces; one line saying so."""
+    kind, number = _parse(which)
+    key, field = ("submissions", "source") if kind == "submission" else ("backups", "file")
+    record = next((r for r in progress.history(exercise.name).get(key, []) if r["number"] == number), None)
+    name = f"submission {number}" if kind == "submission" else f"backup-{number}"
+    if record is None:
+        raise UsageError(f"{exercise.name} has no {name}: grader history {exercise.name} lists what it has")
+    if not record.get(field):
+        raise StateError(f"{name} was recorded without a copy of its file: there is nothing to restore")
+    content = _read_kept(progress, record[field])
+    stub, shown = exercise.stub, str(exercise.stub.relative_to(exercise.root))
+    described = f"{name} ({record['when'].replace('T', ' ')}, {verdict(record) if kind == 'submission' else 'before ' + record['before']})"
+    if stub.is_file() and stub.read_bytes() == content:
+        return f"{shown} already holds {described}: nothing to do."
+    previous = ""
+    if stub.exists():
+        # Restoring is itself undoable: what the learner had is the newest backup.
+        kept = progress.backup(exercise.name, stub, before=f"restore {which}")
+        previous = (f"; what it held is backup-{kept.number} "
+                    f"(grader restore backup-{kept.number} brings it back)")
+    try:
+        stub.write_bytes(content)
+    except OSError as error:
+        raise StateError(f"{shown} could not be written ({error.strerror or error}){previous}") from None
+    return f"Restored {described} into {shown}{previous}."
+
+
+def _parse(which: str) -> tuple[str, int]:
+    """('submission', 3) for '3', ('backup', 2) for 'backup-2'."""
+    found = re.fullmatch(r"(?:#?(\d+)|backup-(\d+))", which.strip())
+    if not found:
+        raise UsageError(f"restore what? {which!r} is neither a submission's number (grader restore 3) nor a "
+                         f"backup (grader restore backup-2); grader history lists them")
+    return ("submission", int(found[1])) if found[1] else ("backup", int(found[2]))
+
+
+def _read_kept(progress: LearnerState, relative: str) -> bytes:
+    """A kept copy's bytes; only from inside .grader/, whatever an edited state file says."""
+    path = (progress.root / relative).resolve()
+    if not path.is_relative_to(progress.folder.resolve()):
+        raise StateError(f"{relative} is not in {progress.folder.name}/: the state file was edited by hand; "
+                            f"nothing was restored")
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise StateError(f"{relative} could not be read ({error.strerror or error}); nothing was restored") \
+            from None

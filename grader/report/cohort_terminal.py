@@ -1,0 +1,104 @@
+"""The terminal view of cohort grading: a live progress bar (plain lines when not a terminal), then a summary."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
+from rich.text import Text
+
+from grader.report.terminal import show
+from grader.results.cohort import NOT_GRADED, STATUSES, CohortRun, Finished, Summary
+
+
+class _Rate(ProgressColumn):
+    """Submissions graded per minute, from the bar's own recent speed."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed * 60:.1f}/min" if speed else "-/min", style="muted")
+
+
+class CohortProgress:
+    """Shows grading as it goes: a bar with done, failed, rate and time left on a terminal, else one line each."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live = console.is_terminal
+        self.total = self.done = self.failed = 0
+        self._bar: Progress | None = None
+        self._task = None
+        self._started = time.monotonic()
+
+    def start(self, total: int, skipped: int, jobs: int) -> None:
+        self.total = total
+        if skipped:
+            self.console.print(f"[muted]{skipped} already graded, skipped (--force grades them again)[/]")
+        if not total:
+            return
+        self.console.print(f"[muted]grading {total} submission{'s' * (total != 1)}, {jobs} at a time[/]")
+        if self.live:
+            self._bar = Progress(TextColumn("[heading]grading[/]"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("[failed]{task.fields[failed]} failed[/]"), _Rate(),
+                                 TimeRemainingColumn(), console=self.console)
+            self._task = self._bar.add_task("grading", total=total, failed=0)
+            self._bar.start()
+
+    def finished(self, item: Finished) -> None:
+        self.done += 1
+        self.failed += item.status != "passed"
+        if item.status == NOT_GRADED:
+            verdict = f"[not graded]not graded[/]: {show(item.reason)}"
+        else:
+            score = f"{item.score:.4g} of {item.max_score:g}" if item.max_score else f"{item.score:.4g}"
+            verdict = f"{score}, [{item.status}]{item.status}[/] [muted]({item.seconds:.1f} s)[/]"
+        line = f"[{self.done}/{self.total}] {show(item.id)}: {verdict}"
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, failed=self.failed)
+            if item.status == NOT_GRADED:
+                self._bar.console.print(line)  # above the bar: what needs a look stays on screen
+        else:
+            self.console.print(line)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def print_summary(run: CohortRun, console: Console) -> None:
+    """The cohort in a few lines: counts, scores, statuses, the cases most failed, the mistakes most named."""
+    summary = run.summary
+    out = run.out
+    console.print(f"[heading]{show(summary.exercise)}[/]: {summary.count} submission{'s' * (summary.count != 1)}"
+                  + (f" ({run.graded + run.not_graded} done now, {run.skipped} kept from earlier runs)"
+                     if run.skipped or run.graded or run.not_graded else ""))
+    _scores(summary, console)
+    counts = ", ".join(f"[{status}]{summary.statuses[status]} {status}[/]" for status in STATUSES
+                       if summary.statuses.get(status))
+    console.print(f"status: {counts}")
+    failing = summary.most_failed()
+    if failing:
+        console.print("[heading]cases most failed[/]" + (f" [muted](not counting {summary.left_out} that did not "
+                                                        f"import)[/]" if summary.left_out else ""))
+        for name, failed, ran in failing:
+            console.print(f"  {failed:>4} of {ran:<4} {show(name)}")
+    if summary.mistakes:
+        console.print("[heading]mistakes most often diagnosed[/]")
+        for title, count in summary.mistakes[:10]:
+            console.print(f"  {count:>4}  [diagnosis]{show(title)}[/]")
+    if run.others:
+        console.print(f"[muted]{len(run.others)} results file{'s' * (len(run.others) != 1)} in {show(str(out))} "
+                      f"belong to submissions not given this time: left out of grades.csv and report.html[/]")
+    console.print(f"Gradebook: {show(str(out / 'grades.csv'))}, {show(str(out / 'report.html'))}, "
+                  f"{show(str(out / 'results'))}/", markup=True)
+
+
+def _scores(summary: Summary, console: Console) -> None:
+    if not summary.scores:
+        console.print("score: nothing graded")
+        return
+    of = f" of {summary.max_score:g}" if summary.max_score else ""
+    console.print(f"score{of}: mean {summary.mean:.4g}, median {summary.median:.4g} "
+                  f"[muted]({len(summary.scores)} graded)[/]")

@@ -1,0 +1,194 @@
+"""A cohort's results read back from their files: each submission's entry, its tests, and the summary of all."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.errors import UsageError
+from grader.inert import inert
+
+RESULTS = "results"
+NOT_GRADED = "not graded"
+STATUSES = ("passed", "failed", "error", NOT_GRADED)  # in the order they are counted and shown
+SUITE_ORDER = ("examples", "hidden")  # first, in this order; any other suite (a group suite) after, by name
+TOP = 10  # cases and mistakes listed in the summary
+
+
+@dataclass
+class Test:
+    """One case of one submission, as its results file has it."""
+
+    name: str
+    outcome: str
+    suite: str
+    score: float
+    diagnosis: str
+    output: str
+
+    @property
+    def ran(self) -> bool:
+        return self.outcome != "skipped"
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+
+@dataclass
+class Entry:
+    """One submission's results file, read back."""
+
+    id: str
+    name: str
+    exercise: str
+    status: str
+    score: float
+    max_score: float | None
+    reason: str
+    settings: dict
+    tests: list[Test] = field(default_factory=list)
+
+    def suite_scores(self) -> dict[str, float]:
+        """Points earned per suite, before the rule that a failed required case makes the total 0."""
+        earned: dict[str, float] = {}
+        for test in self.tests:
+            earned[test.suite] = earned.get(test.suite, 0.0) + test.score
+        return earned
+
+    @property
+    def diagnosis(self) -> str:
+        """The mistake named most often among the failing cases ('' if none); the first named wins a tie."""
+        named = Counter(test.diagnosis for test in self.tests if test.diagnosis and not test.passed)
+        return max(named, key=lambda title: (named[title], -self._first(title)), default="")
+
+    def _first(self, title: str) -> int:
+        return next(index for index, test in enumerate(self.tests) if test.diagnosis == title)
+
+
+@dataclass
+class Summary:
+    """What the cohort's results say, for the terminal and the page."""
+
+    exercise: str
+    count: int
+    statuses: dict[str, int]
+    scores: list[float]
+    max_score: float | None
+    cases: list[tuple[str, int, int]]  # name, passed, ran: every case in case order
+    mistakes: list[tuple[str, int]]    # title, submissions it was named for: most frequent first
+    left_out: int                      # graded submissions whose file did not import: not in the case rates
+
+    @property
+    def mean(self) -> float | None:
+        return statistics.fmean(self.scores) if self.scores else None
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.scores) if self.scores else None
+
+    def most_failed(self, limit: int = TOP) -> list[tuple[str, int, int]]:
+        failing = [(name, ran - passed, ran) for name, passed, ran in self.cases if ran > passed]
+        return sorted(failing, key=lambda item: (-item[1] / item[2], -item[1]))[:limit]
+
+
+def read_entry(path: Path) -> Entry:
+    """One results file; a ValueError names what is wrong with it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        extra = data["extra_data"]
+        about = extra["submission"]
+        tests = [Test(str(test["extra_data"]["case"]) + f" [{test['extra_data']['device']}]",
+                      str(test["extra_data"]["outcome"]), str(test["extra_data"]["suite"]), float(test["score"]),
+                      str((test["extra_data"].get("diagnosis") or {}).get("title", "")), str(test.get("output", "")))
+                 for test in data["tests"]]
+        status = str(extra["status"])
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}")
+        max_score = extra.get("max_score")
+        return Entry(str(about["id"]), str(about["name"]), str(extra["exercise"]), status, float(data["score"]),
+                     float(max_score) if max_score is not None else None, str(about.get("reason", "")),
+                     dict(about.get("settings") or {}), tests)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        detail = error.strerror if isinstance(error, OSError) else f"{type(error).__name__}: {error}"
+        raise ValueError(f"{path}: not a results file of `grader grade` ({inert(str(detail))})") from None
+
+
+def load_entries(out: Path, ids: set[str] | None = None) -> list[Entry]:
+    """The results in `out` (only those of `ids`, when given), in id order."""
+    paths = sorted((out / RESULTS).glob("*.json")) if (out / RESULTS).is_dir() else []
+    entries = []
+    for path in paths:
+        if ids is not None and path.stem not in ids:
+            continue
+        try:
+            entries.append(read_entry(path))
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    return sorted(entries, key=lambda entry: entry.id)
+
+
+def suites(entries: list[Entry]) -> list[str]:
+    found = {test.suite for entry in entries for test in entry.tests}
+    return [name for name in SUITE_ORDER if name in found] + sorted(found - set(SUITE_ORDER))
+
+
+def summarize(entries: list[Entry]) -> Summary:
+    """Counts, scores, every case's pass rate and the most frequent diagnosed mistakes."""
+    statuses = {status: sum(entry.status == status for entry in entries) for status in STATUSES}
+    graded = [entry for entry in entries if entry.status != NOT_GRADED]
+    # A file that did not import fails every case alike: it says nothing about where the class is stuck.
+    judged = [entry for entry in graded if entry.status != "error"]
+    cases: dict[str, list[int]] = {}
+    for entry in judged:
+        for test in entry.tests:
+            counts = cases.setdefault(test.name, [0, 0])
+            counts[0] += test.passed
+            counts[1] += test.ran
+    mistakes = Counter(title for entry in graded for title in {test.diagnosis for test in entry.tests
+                                                               if test.diagnosis and not test.passed})
+    maxima = {entry.max_score for entry in graded if entry.max_score is not None}
+    return Summary(
+        exercise=", ".join(sorted({entry.exercise for entry in entries})), count=len(entries), statuses=statuses,
+        scores=[entry.score for entry in graded], max_score=max(maxima) if maxima else None,
+        cases=[(name, passed, ran) for name, (passed, ran) in cases.items()],
+        mistakes=sorted(mistakes.items(), key=lambda item: (-item[1], item[0])), left_out=len(graded) - len(judged))
+
+
+def check_consistent(entries: list[Entry]) -> None:
+    """One gradebook is one exercise graded one way; anything else would compare unlike scores."""
+    exercises = sorted({entry.exercise for entry in entries})
+    if len(exercises) > 1:
+        raise UsageError(f"the results are of {len(exercises)} exercises ({', '.join(exercises)}): "
+                         f"one gradebook holds one exercise")
+    settings = {json.dumps(entry.settings, sort_keys=True) for entry in entries if entry.settings}
+    if len(settings) > 1:
+        raise UsageError("the results were graded with different settings (course files, grader, device or "
+                         "limits): grade them again with the same ones")
+
+
+@dataclass
+class Finished:
+    """One submission done, as the progress display sees it."""
+
+    id: str
+    status: str
+    score: float | None = None
+    max_score: float | None = None
+    reason: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class CohortRun:
+    """What one `grader grade` did (or `gradebook merge`: nothing graded), and the gradebook it left."""
+
+    summary: Summary
+    out: Path
+    graded: int = 0
+    skipped: int = 0
+    not_graded: int = 0
+    others: list[str] = field(default_factory=list)  # results files in `out` of submissions not in this run

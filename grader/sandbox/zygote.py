@@ -1,0 +1,219 @@
+"""A preloaded launcher: one process per grader imports torch once, then forks each sandbox's programs from it.
+
+Starting a worker used to cost a fresh interpreter and a torch import (well over a second of CPU);
+forked from a process that already holds both, it costs milliseconds. The zygote is the grader's
+own, trusted process, started before any learner code and owning nothing of the course: it only
+receives a sandbox's configuration and descriptors, forks, and the child builds the sandbox
+exactly as grader/sandbox/boot.py's launcher does, then runs the program's Python entry point in
+place of exec. It dies with the grader (PR_SET_PDEATHSIG), and its children with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Iterator
+
+from grader.channel import wire
+from grader.sandbox.policy import base_env
+
+# What a forked program may run (the grader's own entry points), and the name `ps` shows it by (15 characters
+# at most). They are imported by name, in the zygote alone: the sandbox layer does not import what runs inside.
+ENTRIES = {"grader.sandboxed.worker": "grader.worker", "grader.sandboxed.rank": "grader.rank"}
+PRELOADED = (*ENTRIES, "grader.sandboxed.observe", "grader.api")  # what a worker or a rank program imports
+READY_LIMIT = 180.0
+MAX_FDS = 250  # descriptors one sandbox may be handed (a group of ranks has five each); SCM_RIGHTS allows 253
+
+
+class Zygote:
+    """The grader's side: start the zygote, ask it for sandboxes, know whether it can be used."""
+
+    def __init__(self) -> None:
+        self._socket, theirs = socket.socketpair()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "grader.sandbox.zygote", str(theirs.fileno()), str(os.getpid())],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(theirs.fileno(),), env=base_env(), start_new_session=True)
+        theirs.close()
+        self._reader = wire.MessageReader(self._socket.fileno(), 1 << 20, sock=self._socket)
+        self._lock = threading.Lock()
+        self.ready: bool | None = None  # None: not known yet
+
+    def wait_ready(self) -> bool:
+        if self.ready is None:
+            try:
+                body, _ = self._reader.read(time.monotonic() + READY_LIMIT)
+                self.ready = body.get("kind") == "ready"
+            except (wire.ChannelClosed, wire.ChannelTimeout, wire.BadMessage, OSError):
+                self.ready = False
+        return self.ready
+
+    def spawn(self, config: dict[str, Any], fds: list[int]) -> int:
+        """Fork a sandbox from the zygote: its launcher's pid (the zygote's child, reaped by the zygote)."""
+        with self._lock:
+            try:
+                wire.send_with_fds(self._socket, wire.encode({"kind": "spawn", "config": config, "fds": fds}), fds,
+                                   time.monotonic() + 10)
+                body, _ = self._reader.read(time.monotonic() + 10)
+            except (wire.ChannelClosed, wire.ChannelTimeout, wire.BadMessage, OSError) as error:
+                # Its replies may no longer match its requests: never asked again, and killed with anything
+                # it may have half started.
+                self.ready = False
+                try:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                raise OSError(f"the zygote could not start a sandbox ({type(error).__name__})") from None
+        if not isinstance(body, dict) or not isinstance(body.get("pid"), int):
+            raise OSError("the zygote could not start a sandbox")
+        return body["pid"]
+
+
+_ZYGOTE: Zygote | None = None
+
+
+def prestart() -> bool:
+    """Start the zygote now, so that it imports torch while the grader does its own work; True if this call did."""
+    global _ZYGOTE
+    if _ZYGOTE is not None or not sys.platform.startswith("linux"):
+        return False
+    try:
+        _ZYGOTE = Zygote()
+    except OSError:
+        return False
+    return True
+
+
+def stop() -> None:
+    """Stop the zygote (and anything it still holds): nothing of it outlives the command that started it."""
+    global _ZYGOTE
+    zygote, _ZYGOTE = _ZYGOTE, None
+    if zygote is None:
+        return
+    zygote._socket.close()
+    try:
+        os.killpg(zygote.process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    zygote.process.wait()
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """A zygote for the duration of a block: started if none runs, stopped at the end if this block started it."""
+    started = prestart()
+    try:
+        yield
+    finally:
+        if started:
+            stop()
+
+
+def get() -> Zygote | None:
+    """The zygote held now, ready; None where none is held or it could not start (a fresh launcher is exec'd)."""
+    if _ZYGOTE is not None and _ZYGOTE.wait_ready() and _ZYGOTE.process.poll() is None:
+        return _ZYGOTE
+    return None
+
+
+class Child:
+    """A sandbox launcher forked by the zygote: not this process's child, so waited for through /proc."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None and not os.path.exists(f"/proc/{self.pid}"):
+            self.returncode = 0
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired("sandbox", timeout)
+            time.sleep(0.002)
+        return self.returncode
+
+
+# ---------------------------------------------------------------- the zygote itself
+
+def _reap(signum: int, frame: Any) -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def main(fd: int, parent: int) -> None:
+    """Import torch and the entry points once; then fork a sandbox for each request, until the grader goes."""
+    from grader.sandbox import boot
+
+    boot._prctl(boot.PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(0)
+    boot._prctl(boot.PR_SET_DUMPABLE, 0)
+    # No collection here, and everything imported frozen out of the children's: a collection in a child
+    # would otherwise write to every inherited object and copy its page, which the learner's memory
+    # would be charged for (Python's documentation on gc.freeze gives the recipe).
+    gc.disable()
+    import torch
+
+    modules = [importlib.import_module(name) for name in PRELOADED]
+    torch.set_num_threads(1)
+    modules[0].warm_up(torch)
+    gc.freeze()
+    channel = socket.socket(fileno=fd)
+    signal.signal(signal.SIGCHLD, _reap)
+    reader = wire.MessageReader(fd, 1 << 20, sock=channel, max_fds=MAX_FDS)
+    wire.write_message(fd, {"kind": "ready"})
+    while True:
+        try:
+            body, _ = reader.read()
+        except (wire.ChannelClosed, wire.BadMessage, OSError):
+            os._exit(0)
+        received, reader.fds = reader.fds, []
+        if len(received) != len(body["fds"]):  # never guess which descriptor is which
+            for number in received:
+                os.close(number)
+            wire.write_message(fd, {"kind": "refused"})
+            continue
+        config = _renumbered(body["config"], body["fds"], received)
+        config["parent"] = os.getpid()
+        config["preloaded"] = True
+        pid = os.fork()
+        if pid == 0:
+            gc.enable()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            channel.close()
+            boot.run_launcher(config)
+            os._exit(0)
+        for number in received:
+            os.close(number)
+        wire.write_message(fd, {"kind": "spawned", "pid": pid})
+
+
+def _renumbered(config: dict[str, Any], theirs: list[int], ours: list[int]) -> dict[str, Any]:
+    """The configuration with the grader's descriptor numbers replaced by the ones they arrived as here."""
+    mapping = dict(zip(theirs, ours))
+    config = dict(config)
+    config["status_fd"] = mapping[config["status_fd"]]
+    config["programs"] = [{**program, "fds": {target: mapping[source] for target, source in program["fds"].items()}}
+                          for program in config["programs"]]
+    return config
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))

@@ -1,0 +1,156 @@
+"""Gradescope: the autograder zip for one exercise, and what its run_autograder does for each submission.
+
+The zip holds the grader package, the exercise with its hidden cases, reference and catalogue of
+mistakes, `setup.sh` (run once when Gradescope builds the image: Python, the pinned torch build
+for the CPU or for CUDA where the autograder has a GPU, bubblewrap) and `run_autograder` (run for
+each submission: grades /autograder/submission/ and writes /autograder/results/results.json).
+Learner code is sandboxed as everywhere else, and never runs as root: where the container allows
+no namespaces it still runs as an unprivileged uid, which is why setup.sh makes the installation
+readable by everyone.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+import traceback
+import zipfile
+from pathlib import Path
+
+from grader import PACKAGE, __version__
+from grader.course.exercise import Exercise, find_exercise
+from grader.errors import GraderError, UsageError
+from grader.files import write_atomic
+
+ROOT_VARIABLE = "GRADER_AUTOGRADER_ROOT"  # a simulated /autograder, for trying the zip out
+
+SETUP = """#!/usr/bin/env bash
+# Gradescope runs this once, when it builds the autograder's image.
+set -euo pipefail
+cd /autograder/source
+apt-get update
+apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap
+python3 -m venv .venv
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+  .venv/bin/pip install torch==2.13.0            # the CUDA build: this autograder has a GPU
+else
+  .venv/bin/pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+fi
+.venv/bin/pip install .
+# Learner code runs as an unprivileged user: it must be able to read Python, torch and the grader.
+chmod -R a+rX /autograder/source
+"""
+
+RUN = """#!/usr/bin/env bash
+# Gradescope runs this for each submission, from /autograder: grade /autograder/submission/ and write
+# /autograder/results/results.json. {variable} points elsewhere to try it on a copy of that tree.
+set -u
+ROOT="${{{variable}:-/autograder}}"
+cd "$ROOT/source"
+exec "${{GRADER_PYTHON:-$ROOT/source/.venv/bin/python}}" -m grader autograde --root "$ROOT"
+"""
+
+
+def export(exercise: Exercise, out: Path) -> Path:
+    """Write the autograder zip for one exercise; returns its path."""
+    if out.suffix != ".zip":
+        raise UsageError(f"{out}: the autograder is a .zip")
+    if not exercise.solution.is_file():
+        raise UsageError(f"{exercise.name} has no reference solution at {exercise.solution}: the autograder needs it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    name = exercise.name
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        _add(archive, "setup.sh", SETUP, executable=True)
+        _add(archive, "run_autograder", RUN.format(variable=ROOT_VARIABLE), executable=True)
+        _add(archive, "exercises/course.yaml", f"course: {name} on Gradescope\nexercises:\n  - exercises/{name}\n")
+        _add_tree(archive, PACKAGE.parent / "pyproject.toml", "pyproject.toml")
+        _add_tree(archive, PACKAGE, "grader")
+        _add_tree(archive, exercise.directory, f"exercises/{name}")
+        _add_tree(archive, exercise.solution, f"solutions/{name}/{exercise.solution.name}")
+        if exercise.mistakes.is_dir():
+            _add_tree(archive, exercise.mistakes, f"solutions/{name}/mistakes")
+    return out
+
+
+def _add(archive: zipfile.ZipFile, name: str, text: str, executable: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=time.localtime()[:6])
+    info.external_attr = (0o755 if executable else 0o644) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    archive.writestr(info, text)
+
+
+def _add_tree(archive: zipfile.ZipFile, source: Path, inside: str) -> None:
+    paths = [source] if source.is_file() else sorted(path for path in source.rglob("*") if path.is_file())
+    for path in paths:
+        if "__pycache__" in path.parts or path.name.endswith(".pyc"):
+            continue
+        name = inside if source.is_file() else f"{inside}/{path.relative_to(source).as_posix()}"
+        archive.write(path, name)
+
+
+# ---------------------------------------------------------------- run_autograder
+
+def autograde(root: Path) -> int:
+    """Grade the submission under `root`/submission and write `root`/results/results.json, whatever happens.
+
+    Returns 0: Gradescope reads the results file, not the exit status, and a results file is always written.
+    """
+    results = root / "results" / "results.json"
+    started = time.monotonic()
+    try:
+        data = _grade(root)
+    except GraderError as error:
+        data = _failure(f"The autograder could not grade this submission: {error}", started)
+    except Exception:  # noqa: BLE001  (the one place the autograder's own failure meets Gradescope)
+        report = root / "results" / "grader-error.txt"
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(traceback.format_exc(), encoding="utf-8")
+        data = _failure("The autograder itself failed; this is not about your code. The course staff can see "
+                        "what went wrong.", started)
+    write_atomic(results, json.dumps(data, indent=2) + "\n")
+    return 0
+
+
+def _grade(root: Path) -> dict:
+    from grader.grading.pipeline import grade
+    from grader.report.gradescope_json import report_to_json
+
+    exercise = find_exercise(root / "source", None)
+    learner = _submitted_file(root / "submission", exercise.stub.name)
+    # The submission is copied out of Gradescope's folder first: the grader reads what it grades from a
+    # place of its own, and learner code sees only its copy inside the sandbox.
+    folder = Path(tempfile.mkdtemp(prefix="grader-submission-"))
+    try:
+        copy = folder / exercise.stub.name
+        shutil.copyfile(learner, copy)
+        report = grade(exercise, copy, "submit", "all")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    report.file = learner.name
+    data = report_to_json(report)
+    data["extra_data"]["grader_version"] = __version__
+    return data
+
+
+def _submitted_file(folder: Path, stub: str) -> Path:
+    """The learner's file: the stub's name anywhere in the submission, else its only Python file."""
+    if not folder.is_dir():
+        raise UsageError(f"there is no submission folder ({folder})")
+    named = sorted(path for path in folder.rglob(stub) if path.is_file())
+    if len(named) == 1:
+        return named[0]
+    python = sorted(path for path in folder.rglob("*.py") if path.is_file())
+    if len(named) > 1:
+        raise UsageError(f"the submission has {len(named)} files named {stub}; hand in one")
+    if len(python) == 1:
+        return python[0]
+    raise UsageError(f"the submission has no file named {stub}" + (
+        f" and {len(python)} other Python files; hand in {stub}" if python else ""))
+
+
+def _failure(message: str, started: float) -> dict:
+    return {"score": 0.0, "execution_time": round(time.monotonic() - started, 3), "output": message,
+            "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden", "tests": [],
+            "extra_data": {"status": "error", "grader_version": __version__}}
