@@ -405,7 +405,7 @@ def _rewrite(path: Path, members: list[tuple[zipfile.ZipInfo | str, bytes]]) -> 
     return path
 
 
-def _hostile(kind: str, good: archive.Submission, path: Path) -> Path:
+def _hostile(kind: str, good: archive.Archive, path: Path) -> Path:
     with zipfile.ZipFile(good.path) as zipped:
         manifest = zipped.read("manifest.json")
     code = good.files["softmax.py"]
@@ -454,7 +454,7 @@ def _hostile(kind: str, good: archive.Submission, path: Path) -> Path:
 def test_a_tampered_or_hostile_archive_is_refused_in_one_line(tmp_path, kind) -> None:
     good = archive.write_submission(tmp_path / "good", "01-stable-softmax", {"softmax.py": b"def softmax(): ...\n"})
     path = _hostile(kind, good, tmp_path / "bad.zip")
-    with pytest.raises(archive.SubmissionError) as refused:
+    with pytest.raises(archive.ArchiveError) as refused:
         archive.read_submission(path, "01-stable-softmax")
     message = str(refused.value)
     assert message.startswith(f"{path}: ") and "\n" not in message and len(message) < 400
@@ -462,7 +462,7 @@ def test_a_tampered_or_hostile_archive_is_refused_in_one_line(tmp_path, kind) ->
 
 def test_an_archive_for_another_exercise_is_refused(tmp_path) -> None:
     good = archive.write_submission(tmp_path, "01-stable-softmax", {"softmax.py": b"x = 1\n"})
-    with pytest.raises(archive.SubmissionError, match="not '07-ring-attention'"):
+    with pytest.raises(archive.ArchiveError, match="not '07-ring-attention'"):
         archive.read_submission(good.path, "07-ring-attention")
 
 

@@ -29,12 +29,12 @@ ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, Runti
               ValueError, zlib.error, OverflowError, UnicodeDecodeError, RecursionError)
 
 
-class SubmissionError(GraderError):
+class ArchiveError(GraderError):
     """A submission archive that is malformed, tampered with, or not the one expected."""
 
 
 @dataclass(frozen=True)
-class Submission:
+class Archive:
     """A verified archive: which exercise, its files by name, and the manifest they matched."""
 
     path: Path
@@ -51,7 +51,7 @@ def content_hash(files: dict[str, bytes]) -> str:
     return digest.hexdigest()
 
 
-def write_submission(folder: Path, exercise: str, files: dict[str, bytes]) -> Submission:
+def write_submission(folder: Path, exercise: str, files: dict[str, bytes]) -> Archive:
     """A new archive `folder/EX-<stamp>.zip` (never one that exists) holding `files` and their manifest, verified."""
     manifest = {"format": FORMAT, "exercise": exercise,
                 "files": [{"name": name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
@@ -71,12 +71,12 @@ def write_submission(folder: Path, exercise: str, files: dict[str, bytes]) -> Su
             with contextlib.suppress(OSError):
                 path.unlink()
         if isinstance(error, OSError):
-            raise SubmissionError(f"{path or folder}: the archive could not be written "
+            raise ArchiveError(f"{path or folder}: the archive could not be written "
                                   f"({error.strerror or error})") from None
         raise
     if written.files != files:
         path.unlink()
-        raise SubmissionError(f"{path}: the archive does not hold what was written to it")
+        raise ArchiveError(f"{path}: the archive does not hold what was written to it")
     return written
 
 
@@ -87,14 +87,14 @@ def _member(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def read_submission(path: Path, exercise: str | None = None) -> Submission:
-    """The archive's files, once its manifest matches them; SubmissionError (one line naming it) otherwise.
+def read_submission(path: Path, exercise: str | None = None) -> Archive:
+    """The archive's files, once its manifest matches them; ArchiveError (one line naming it) otherwise.
 
     The archive is read as hostile: it is never extracted, its size, member count and each member's
     size are bounded before anything is decompressed, and member names must be bare file names.
     """
-    def refuse(why: str) -> SubmissionError:
-        return SubmissionError(f"{path}: {why}")
+    def refuse(why: str) -> ArchiveError:
+        return ArchiveError(f"{path}: {why}")
 
     try:
         size = Path(path).stat().st_size
@@ -106,7 +106,7 @@ def read_submission(path: Path, exercise: str | None = None) -> Submission:
         with zipfile.ZipFile(path) as archive:
             members = _check_members(archive.infolist(), refuse)
             contents = {info.filename: _read_member(archive, info, refuse) for info in members}
-    except SubmissionError:
+    except ArchiveError:
         raise
     except ZIP_ERRORS as error:
         raise refuse(f"is not a readable zip archive ({type(error).__name__}: {_one_line(error)})") from None
@@ -124,7 +124,7 @@ def read_submission(path: Path, exercise: str | None = None) -> Submission:
         raise refuse("its content hash does not match the manifest: it was changed after it was written")
     if exercise is not None and manifest["exercise"] != exercise:
         raise refuse(f"is a submission for {manifest['exercise']!r}, not {exercise!r}")
-    return Submission(Path(path), manifest["exercise"], contents, manifest)
+    return Archive(Path(path), manifest["exercise"], contents, manifest)
 
 
 def _check_members(members: list[zipfile.ZipInfo], refuse: Any) -> list[zipfile.ZipInfo]:

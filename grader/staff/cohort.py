@@ -21,7 +21,7 @@ from grader.errors import UsageError
 from grader.inert import inert
 from grader.results.cohort import NOT_GRADED, RESULTS, CohortRun, Finished, load_entries
 from grader.staff import gradebook
-from grader.staff.archive import SubmissionError
+from grader.staff.archive import ArchiveError
 from grader.staff.intake import Submission, find_submissions, read_graded
 from grader.staff.pool import Job, grade_all
 
@@ -133,7 +133,7 @@ def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], 
                           options.memory_limit_mb, options.time_budget)
             except OSError as error:
                 reason, lasting = f"unreadable: {error.strerror or error}", False
-            except SubmissionError as error:  # decided by the archive's bytes: it stays while they do
+            except ArchiveError as error:  # decided by the archive's bytes: it stays while they do
                 reason = str(error)
         # No key for what may be different next time (missing, unreadable): it is looked at again.
         key = _key(settings, f"content {sha}" if job else f"problem {reason}") if lasting else ""

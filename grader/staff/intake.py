@@ -126,20 +126,20 @@ def _safe(relative: str) -> str:
 def read_graded(submission: Submission, stub: str, exercise: str) -> tuple[str, bytes]:
     """The bytes that are graded and their sha256: the file, or the stub's file in a verified archive.
 
-    OSError when the file cannot be read; SubmissionError (its why, without the path) for an archive
+    OSError when the file cannot be read; ArchiveError (its why, without the path) for an archive
     that is malformed, changed after it was written, for another exercise, or without the stub's file.
     """
     assert submission.file is not None
     if submission.file.suffix.lower() != ".zip":
         data = submission.file.read_bytes()
         return hashlib.sha256(data).hexdigest(), data
-    from grader.staff.archive import SubmissionError, read_submission
+    from grader.staff.archive import ArchiveError, read_submission
 
     try:
         files = read_submission(submission.file, exercise).files
-    except SubmissionError as error:
+    except ArchiveError as error:
         # Named by the id in every file of the gradebook: the path, long and local, is left out.
-        raise SubmissionError(f"archive: {str(error).removeprefix(f'{submission.file}: ')}") from None
+        raise ArchiveError(f"archive: {str(error).removeprefix(f'{submission.file}: ')}") from None
     if stub not in files:
-        raise SubmissionError(f"archive: holds {', '.join(sorted(files)) or 'nothing'}, not {stub}")
+        raise ArchiveError(f"archive: holds {', '.join(sorted(files)) or 'nothing'}, not {stub}")
     return hashlib.sha256(files[stub]).hexdigest(), files[stub]
