@@ -93,3 +93,14 @@ def test_audited_case_needs_a_unique_prime():
         checker.validate("ring_attention", {**base, "chunks": [2, 3]})
     with pytest.raises(ValueError, match="ring_attention only"):
         checker.validate("attention_chunk_stats", {"lk": 7, "audit": ["memory"]})
+
+
+def test_where_nothing_counts_every_process_the_memory_cases_are_not_judged_never_passed(monkeypatch):
+    """macOS, or a kernel with no seccomp: no figure the grader could stand behind, so no pass either."""
+    from grader.results import Outcome
+    from grader.sandbox.box import Sandbox
+
+    monkeypatch.setattr(Sandbox, "memory_judged", property(lambda self: False))
+    results = audited_results(ring_exercise().solution)
+    assert results and {result.outcome for result in results.values()} == {Outcome.NOT_JUDGED}
+    assert all("not judged here" in result.message for result in results.values())

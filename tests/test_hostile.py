@@ -176,7 +176,12 @@ def test_without_a_sandbox_limits_still_hold_and_nothing_survives(hostile_exerci
                                                                   expected) -> None:
     request.getfixturevalue(containment)
     report = grade_hostile(hostile_exercise, name)  # grade_hostile asserts that none of it survives
-    assert outcomes(report) == expected
+    if containment == "bare" and name != "infinite_loop":
+        # No cgroup counts other processes here: the learner's code is one process, and starting one is refused.
+        assert Outcome.ERROR in outcomes(report)
+        assert all(result.passed or "PermissionError" in result.message for result in report.results), outcomes(report)
+    else:
+        assert outcomes(report) == expected
     assert report.containment.startswith("no sandbox")
 
 
@@ -189,7 +194,7 @@ def test_without_a_sandbox_memory_is_still_limited(hostile_exercise, request, co
 
 def test_bubblewrap_builds_the_same_sandbox_where_it_can(hostile_exercise, monkeypatch) -> None:
     """Where bubblewrap is installed and usable (not as root here: it cannot map root to another uid)."""
-    from grader import sandbox
+    from grader.sandbox import machine as sandbox
 
     monkeypatch.setenv(sandbox.SETTING, "bubblewrap")
     sandbox.support.cache_clear()

@@ -6,7 +6,7 @@ import io
 import threading
 import time
 
-from grader import sandbox
+from grader.sandbox import machine as sandbox
 from grader.report.terminal import TerminalRenderer, make_console
 from grader.results import CaseResult, Outcome
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from grader.cli import EXIT_FAILED, EXIT_OK
+from grader.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from grader.cli.common import exercise_from_args, learner_state
 from grader.course.exercise import (
     Exercise,
@@ -82,7 +82,7 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     source = snapshot(file) if mode == "submit" and not args.no_record else None
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)),
                                 verbose=getattr(args, "verbose", False))
-    from grader.sandbox import containment
+    from grader.sandbox.machine import containment
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
     only = select(exercise, args.pattern) if getattr(args, "pattern", None) else None  # run -k
@@ -111,6 +111,8 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     renderer.finish(report)
     if archive:
         _archive(exercise, file, console)
+    if report.not_graded:
+        return EXIT_INTERNAL  # this machine's failure, not the learner's
     return EXIT_OK if report.status == "passed" else EXIT_FAILED
 
 

@@ -5,10 +5,11 @@ memory-audited ring cases: a float64 attention over a million keys) take most of
 of MiB; those are stored in `.grader/cache/answers/` and read back by later commands.
 
 An answer read from disk decides verdicts, so the cache is used only where learner code cannot have
-written it: inside a sandbox with namespaces the learner's processes see the course read-only. Without
-one (macOS, a container that forbids namespaces) learner code runs as the same user as the grader and
-could plant an answer, so every answer is computed, every time. Anything unreadable or malformed in the
-cache is treated as absent.
+written it: in a sandbox with namespaces the learner's processes see the course read-only; without
+them, Landlock keeps them to a folder of their own, or they run as a uid of their own. Where learner
+code runs as the grader's own user with nothing to hold it (macOS, GRADER_SANDBOX=off as an ordinary
+user), it could plant an answer, so every answer is computed, every time. Anything unreadable or
+malformed in the cache is treated as absent.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ SLOW_SECONDS = 0.05   # answers quicker than this to compute are not worth a fil
 
 
 def usable() -> bool:
-    """Whether an answer on disk can be trusted here: only when learner code runs in a read-only view."""
-    from grader.sandbox import support
+    """Whether an answer on disk can be trusted here: only where learner code cannot write it (a read-only view,
+    Landlock, or a uid of its own that the course's folders are not writable by)."""
+    from grader.sandbox.machine import support
 
-    return support().namespaces
+    found = support()
+    return found.namespaces or bool(found.landlock) or found.user is not None
 
 
 def _path(root: Path, key: str) -> Path:

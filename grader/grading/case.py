@@ -30,6 +30,14 @@ MEMORY_AUDIT = "memory"
 _PREPARED: dict[tuple[str, str], tuple] = {}
 _PREPARING: dict[tuple[str, str], threading.Event] = {}
 _LOCK = threading.Lock()
+_KEEP_AUDITED = [False]  # whether a memory-audited case's inputs outlive its run (keep_audited_inputs)
+
+
+def keep_audited_inputs() -> None:
+    """Keep memory-audited cases' inputs for the life of this process: for one that grades many files (validate,
+    a cohort's grading process). A single grade lets each go once it ran: they are the largest by far (hundreds
+    of MiB), and Gradescope's whole container has 768 MB."""
+    _KEEP_AUDITED[0] = True
 
 
 class Judge:
@@ -52,7 +60,7 @@ class Judge:
         Kept for the life of the process under what decides them (the exercise's code, the reference, the
         case): grading a cohort, or a catalogue, builds each case once per process, not once per file.
         """
-        key = (self._trusted, json.dumps(asdict(case), sort_keys=True, default=str))
+        key = self._key(case)
         with _LOCK:
             ready = _PREPARING.setdefault(key, threading.Event())
             mine = key not in _PREPARED and not getattr(ready, "claimed", False)
@@ -70,6 +78,9 @@ class Judge:
             _PREPARED[key] = (inputs, self.checker.expected(case.function, inputs),
                               self.checker.baseline(case.function, inputs, self.reference))
         return _PREPARED[key]
+
+    def _key(self, case: Case) -> tuple[str, str]:
+        return self._trusted, json.dumps(asdict(case), sort_keys=True, default=str)
 
     def _answers(self, case: Case, inputs: Any, key: str) -> tuple[Any, Any]:
         """Expected values and baseline: read back from disk when slow to compute and safe to trust there."""
@@ -96,8 +107,8 @@ class Judge:
             for case in cases:
                 if stop.is_set():
                     return
-                if not wanted(case):
-                    continue
+                if not wanted(case) or (MEMORY_AUDIT in case.audit and not _KEEP_AUDITED[0]):
+                    continue  # a memory-audited case is built when it runs, so that two are never held at once
                 try:
                     self.prepare(case)
                 except Exception:  # noqa: BLE001  (raised again, in the grader's own thread, when the case runs)
@@ -143,6 +154,10 @@ class Judge:
         except Exception as error:  # noqa: BLE001  (a reply that passed the schema yet cannot be judged)
             result.outcome, result.diagnosis = Outcome.CRASHED, None
             result.message = f"crashed: the worker's reply could not be judged ({type(error).__name__})"
+        if MEMORY_AUDIT in case.audit and not _KEEP_AUDITED[0]:
+            with _LOCK:
+                _PREPARED.pop(self._key(case), None)
+                _PREPARING.pop(self._key(case), None)
         return result
 
     def _judge(self, case: Case, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
@@ -151,6 +166,11 @@ class Judge:
 
         limit = case.time_limit or self.exercise.time_limit
         reply = raw.reply
+        if raw.kind == "returned" and MEMORY_AUDIT in case.audit and raw.peak_bytes is None:
+            result.outcome = Outcome.NOT_JUDGED
+            result.message = ("not judged here: nothing on this machine counts all of your code's memory (no cgroup, "
+                              "and no seccomp to keep it to one process); submit where the grader's sandbox runs")
+            return
         if raw.kind == "returned":
             names = self.checker.input_names(case.function, inputs)
             changed = sorted(set(modified) | set(reply.observations.get("version_changed", [])))

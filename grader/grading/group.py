@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,7 +26,9 @@ from grader.errors import UsageError
 from grader.grading.budget import Budget
 from grader.grading.worker_client import TORCH_IMPORT_LIMIT, WALL_FACTOR
 from grader.results import CaseResult, Outcome, Report
-from grader.sandbox import Program, Sandbox, base_env
+from grader.sandbox.box import Program, Sandbox
+from grader.sandbox.machine import open_sandbox
+from grader.sandbox.policy import base_env, module_command
 
 COMM_FRACTION = 0.5  # gloo gives up after this share of the group limit, so survivors report in time
 AFTERMATH = 1.0      # seconds the others get to report once one rank has failed outright
@@ -35,6 +36,7 @@ POLL = 0.05
 RANK_REPLY_BYTES = 16 << 20
 STORE = "tcp:127.0.0.1:29400"
 MAX_MESSAGES = 3  # torch-ready, ready, the reply: a rank that sends more is ignored from then on
+RANK = "grader.sandboxed.rank"  # the entry point each rank runs
 PROGRAM = "exercise"  # the folder, inside the sandbox, that holds the exercise's rank program
 
 
@@ -89,8 +91,8 @@ def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, u
     result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                         inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"), points=case.points,
                         visibility=case.visibility, required=case.required)
-    sandbox = Sandbox((exercise.memory_limit_mb << 20) * world, processes=128 * world, use_cuda=use_cuda,
-                      loopback=True, hide=(exercise.root,), apart=True)
+    sandbox = open_sandbox((exercise.memory_limit_mb << 20) * world, processes=128 * world, use_cuda=use_cuda,
+                           loopback=True, hide=(exercise.root,), apart=True)
     ranks: list[Rank] = []
     traffic = None
     try:
@@ -136,9 +138,10 @@ def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInpu
             "store": store, "backend": "nccl" if use_cuda else "gloo", "device": f"cuda:{number}" if use_cuda else "cpu",
             "comm_timeout": max(1.0, COMM_FRACTION * limit), "threads": max(1, (os.cpu_count() or 1) // world),
         }
-        programs.append(Program([sys.executable, "-m", "grader.sandboxed.rank", json.dumps(config)],
-                                base_env(GLOO_SOCKET_IFNAME="lo"),
-                                {0: null, 1: out_write, 2: err_write, 3: to_rank_read, 4: from_rank_write}))
+        arguments = json.dumps(config)
+        programs.append(Program(module_command(RANK, arguments), base_env(GLOO_SOCKET_IFNAME="lo"),
+                                {0: null, 1: out_write, 2: err_write, 3: to_rank_read, 4: from_rank_write},
+                                entry=RANK, args=(arguments,)))
         os.set_blocking(to_rank, False)
         ranks.append(Rank(number, to_rank, from_rank, OutputCollector(os.fdopen(out_read, "rb", buffering=0)),
                           OutputCollector(os.fdopen(err_read, "rb", buffering=0))))

@@ -8,8 +8,10 @@ meanwhile ends in an error, never a pass.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import importlib.util
+import os
 import pkgutil
 import threading
 import time
@@ -19,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
+import grader
 import grader.channel
 import grader.course
 import grader.grading
@@ -52,7 +55,8 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
           on_result: OnResult | None = None, time_limit: float | None = None,
           memory_limit_mb: int | None = None, group: tuple[str, int] | None = None,
           only: set[str] | None = None, time_budget: float | None = None,
-          display: str | None = None, on_start: OnStart | None = None, diagnose: bool = True) -> Report:
+          display: str | None = None, on_start: OnStart | None = None, diagnose: bool = True,
+          confined: bool = False) -> Report:
     """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
 
     `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
@@ -65,6 +69,8 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     `on_result` gets each result as it is known, in report order; `on_start` gets the report once,
     before the first case runs, with what is planned (`Report.planned`, `Report.uses`) and nothing
     graded yet. `diagnose=False` names no catalogued mistake on failures (validate works those out itself).
+    `confined`: grade only where learner code is kept from the course and the results (a cohort, an autograder),
+    never on a machine where it would run as the grader's own user with nothing to hold it.
     """
     started = time.monotonic()
     if time_limit is not None:
@@ -84,12 +90,13 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     on_start = on_start or (lambda report: None)
     # The zygote imports torch on another core while this process loads what it trusts; workers are then
     # forked from it, torch and all, in milliseconds.
-    from grader.sandbox import probe_soon, zygote
+    from grader.sandbox import zygote
+    from grader.sandbox.machine import probe_soon
 
     probe_soon()  # what confines learner code here, found while load_trusted imports torch
     with zygote.held():
         report, trusted = _graded(exercise, learner, shown, mode, device, group, only, on_result, budget, on_start,
-                                  diagnose)
+                                  diagnose, confined)
     changed = trust.changed(trusted.prints, exercise)
     if changed:
         report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
@@ -101,11 +108,21 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
 
 def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: str, group: tuple[str, int] | None,
             only: set[str] | None, on_result: OnResult, budget: Budget,
-            on_start: OnStart, diagnose: bool = True) -> tuple[Report, Trusted]:
+            on_start: OnStart, diagnose: bool = True, confined: bool = False) -> tuple[Report, Trusted]:
     """Every case of the run (and the group suite), in isolated workers: the report and what was trusted."""
-    worker = WorkerClient(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu")
+    from grader.sandbox.machine import containment, refusal
+
+    # The worker holds CUDA only where its cases will run there (an address-space limit cannot hold CUDA's).
+    worker = WorkerClient(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu" and _cuda())
     try:
         trusted = load_trusted(exercise, mode, group is not None)
+        # Where this machine cannot keep learner code from what decides its verdict, nothing of it runs.
+        course = [Path(path) for path in trusted.prints if not Path(path).is_relative_to(grader.PACKAGE)]
+        problem = refusal(course, confined)
+        if problem:
+            report = Report(exercise.name, mode, shown, declared_max=exercise.max_score, not_graded=problem,
+                            containment=containment())
+            return report, trusted
         worker.start()
         if only is not None:
             trusted.cases = [case for case in trusted.cases if case.name in only]
@@ -115,15 +132,13 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
                                 else ""))
         report = Report(exercise.name, mode, shown, declared_max=exercise.max_score)
         devices = _devices(device, report)
-        from grader.sandbox import containment
-
         report.containment = containment()
         _plan(report, trusted, devices, group)
         on_start(report)
         _grade(exercise, shown, trusted, devices, worker, on_result, report, budget, diagnose)
     finally:
         worker.stop()
-    if group is not None and not report.load_error:
+    if group is not None and not report.load_error and not report.not_graded:
         from grader.grading.group import run_group_suite
 
         run_group_suite(exercise, trusted.suites[group[0]], learner, group[1], device, report, on_result,
@@ -153,6 +168,25 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
         for suite in suites.values():
             suite.all_cases()  # its case file checked now, not after the learner's code ran
     return Trusted(checker, cases, reference, prints, suites)
+
+
+def prepare_process() -> None:
+    """Set up a process that grades many files, one after another (validate's pool, a cohort's grading processes):
+    one thread for torch, a zygote of its own for all its grades (gone with the process), and every case's inputs
+    kept for the next file."""
+    # Several graders and their workers already fill the cores; torch's thread pools on top spin against each
+    # other and made a whole catalogue several times slower. Workers inherit the variable.
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    from grader.grading.case import keep_audited_inputs
+    from grader.sandbox import zygote
+
+    torch.set_num_threads(1)
+    keep_audited_inputs()
+    zygote.prestart()
+    # On a normal exit, stopped and waited for: its CPU time then counts in this process's, and so in the run's.
+    atexit.register(zygote.stop)
 
 
 def preload() -> None:
@@ -220,6 +254,10 @@ def _run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, r
                 worker.start()
             # A file that cannot be imported is imported once: every case then gets the same error.
             loaded = None if report.load_error or refusal else worker.wait_ready(exercise.time_limit)
+            if loaded is not None and loaded.kind == "sandbox-error":
+                # This machine could not run the learner's code as promised: nothing found here would mean anything.
+                report.not_graded = f"{loaded.detail}: this is about this machine, not your code"
+                return
             if loaded is not None and loaded.kind != "ready":
                 report.load_error = judge.load_error(loaded)
             if report.load_error:
@@ -249,6 +287,12 @@ def _phases(cases: list[Case], devices: list[str]) -> list[list[tuple[Case, str]
         if runs:
             phases.append(runs)
     return phases
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _devices(device: str, report: Report) -> list[str]:

@@ -11,15 +11,17 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
-from grader.sandbox import Program, Sandbox, base_env
+from grader.sandbox.box import Program, Sandbox
+from grader.sandbox.machine import open_sandbox
+from grader.sandbox.policy import base_env, module_command
 
+WORKER = "grader.sandboxed.worker"  # the entry point the worker runs
 TORCH_IMPORT_LIMIT = 180.0  # seconds of wall clock for the worker to import torch: not the learner's time
 WALL_FACTOR = 3.0           # a case may wait (sleep, block) this many times its CPU limit
 WALL_EXTRA = 2.0            # plus this, for starting and sending
@@ -63,16 +65,17 @@ class WorkerClient:
 
     def start(self) -> None:
         """Start the process in a fresh sandbox; it imports torch while the grader prepares everything else."""
-        self.sandbox = Sandbox(self.memory_limit, use_cuda=self.use_cuda, hide=(self.root,))
+        self.sandbox = open_sandbox(self.memory_limit, use_cuda=self.use_cuda, hide=(self.root,))
         learner = self.sandbox.add_file(self.learner)
         self._tasks, worker_tasks = socket.socketpair()
         reply_read, reply_write = os.pipe()
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         null = os.open(os.devnull, os.O_RDONLY)
-        config = {"learner": learner}
-        program = Program([sys.executable, "-m", "grader.sandboxed.worker", json.dumps(config)], base_env(),
-                          {0: null, 1: out_write, 2: err_write, 3: worker_tasks.fileno(), 4: reply_write})
+        config = json.dumps({"learner": learner})
+        program = Program(module_command(WORKER, config), base_env(),
+                          {0: null, 1: out_write, 2: err_write, 3: worker_tasks.fileno(), 4: reply_write},
+                          entry=WORKER, args=(config,))
         try:
             self.sandbox.start([program])
         finally:
@@ -94,6 +97,9 @@ class WorkerClient:
         if self.load_result is not None:
             return self.load_result
         first = self._receive(TORCH_IMPORT_LIMIT, TORCH_IMPORT_LIMIT, "torch", LOAD_REPLY_BYTES)
+        if first.kind != "message" and first.kind != "sandbox-error":
+            # Nothing of the learner's has run yet: a worker that dies importing torch is this machine's failure.
+            first = RawResult("sandbox-error", detail=f"the worker could not start here ({first.detail})")
         if first.kind == "message":
             try:
                 replies.parse_kind(first.reply, ("torch-ready",))
@@ -174,7 +180,7 @@ class WorkerClient:
             self.sandbox.kill()
             result = RawResult("out-of-memory", detail=f"a process of your code went over the {self.memory_limit >> 20} "
                                                        f"MiB that all of them share, and the kernel killed it")
-        if self.sandbox is not None:
+        if self.sandbox is not None and self.sandbox.memory_judged:  # else there is no figure to stand behind
             shared = shared_bytes if self.sandbox.peak_counts_shared_pages else 0
             result.peak_bytes = max(self.sandbox.memory_peak() - self.baseline - shared, 0)
         result.stdout, result.stderr = self._output()
@@ -226,6 +232,8 @@ class WorkerClient:
         how = (sandbox.wait_exit(0, 2.0) if ended else None) or "killed"
         oom = sandbox.oom_killed()
         sandbox.kill()
+        if sandbox.error:  # the launcher said why the sandbox could not be built: never the learner's doing
+            return RawResult("sandbox-error", detail=f"the sandbox could not start ({sandbox.error})")
         if oom:
             return RawResult("out-of-memory", detail=f"used more than {self.memory_limit >> 20} MiB (stopped by the "
                                                      f"kernel)")

@@ -18,8 +18,10 @@ from grader.results.validation import Check, Validation
 def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lambda line: None,
                       use_cache: bool = True) -> Validation:
     """Run every authoring check for one exercise."""
+    from grader.grading.case import keep_audited_inputs
     from grader.sandbox import zygote
 
+    keep_audited_inputs()  # every file is graded on the same cases: each case built once
     with zygote.held():  # every grade below forks its workers from one preloaded process
         return _validate(exercise, progress, use_cache)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
-import os
 import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -25,7 +24,7 @@ from grader.course.cases import Case
 from grader.course.exercise import Exercise
 from grader.files import write_atomic
 from grader.grading import rules
-from grader.grading.pipeline import grade
+from grader.grading.pipeline import grade, prepare_process
 from grader.results import CaseResult, Outcome
 
 FEW = 80  # verdicts to grade: up to this many, in this process
@@ -177,7 +176,7 @@ def _grade_missing(exercise: Exercise, cases: list[Case], todo: list, cache: Ver
     # Processes, not threads: each grade's pipes and output threads stay in a process of their own, and
     # each process keeps its own cache of the mistakes' outputs. Spawned, so no thread state is forked.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(min(PARALLEL, len(todo)), mp_context=context, initializer=_one_thread) as pool:
+    with ProcessPoolExecutor(min(PARALLEL, len(todo)), mp_context=context, initializer=prepare_process) as pool:
         reports = list(pool.map(_grade_file, [exercise] * len(todo), [runnable for _, runnable, _, _ in todo],
                                 [missing for *_, missing in todo]))
     for (item, _, text, missing), results in zip(todo, reports):
@@ -190,18 +189,6 @@ def _keep(item: Graded, text: str, missing: set[str], results: list[CaseResult],
         if result.name in missing:
             cache.put(cache.key(text, by_name[result.name]), result)
             item.results.append(result)
-
-
-def _one_thread() -> None:
-    # Two graders and their two workers already fill two cores; torch's default thread pools on top of that
-    # spin against each other and made the whole catalogue several times slower. Workers inherit the variable.
-    os.environ["OMP_NUM_THREADS"] = "1"
-    import torch
-
-    torch.set_num_threads(1)
-    from grader.sandbox import zygote
-
-    zygote.prestart()  # this pool process's own, for all its grades; it dies with the process
 
 
 def _grade_file(exercise: Exercise, path: Path, only: set[str]) -> list[CaseResult]:

@@ -24,6 +24,8 @@ def report_to_json(report: Report) -> dict[str, Any]:
         output = report.load_error + "\n" + output
     if report.integrity_error:
         output = report.integrity_error + "\n" + output
+    if report.not_graded:
+        output = f"Not graded: {report.not_graded}\n" + output
     return _inert_all({
         # The score is given, not left to Gradescope's sum of tests: a failed required case makes it 0.
         "score": report.score,
@@ -36,7 +38,7 @@ def report_to_json(report: Report) -> dict[str, Any]:
         "extra_data": {
             "status": report.status, "max_score": report.max_score, "exercise": report.exercise,
             "mode": report.mode, "file": report.file, "notes": report.notes, "containment": report.containment,
-            "integrity_error": report.integrity_error,
+            "integrity_error": report.integrity_error, "not_graded": report.not_graded,
             "required_failed": [result.name for result in report.required_failed],
             "counts": {"passed": report.passed, "failed": report.failed, "skipped": report.skipped,
                        "total": len(report.results)},

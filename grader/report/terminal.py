@@ -21,11 +21,12 @@ THEME = Theme({
     "crashed": "bold red", "out of memory": "bold yellow", "skipped": "dim", "not attempted": "bold cyan",
     "detail": "default", "muted": "dim", "heading": "bold", "accepted": "bold green", "rejected": "bold red",
     "diagnosis": "bold yellow", "code": "cyan", "not graded": "bold magenta", "follows": "yellow",
+    "not judged": "bold magenta",
 })
 LABELS = {
     Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR", Outcome.TIMED_OUT: "TIMEOUT",
     Outcome.CRASHED: "CRASH", Outcome.OUT_OF_MEMORY: "OOM", Outcome.SKIPPED: "SKIP",
-    Outcome.NOT_ATTEMPTED: "TODO",
+    Outcome.NOT_ATTEMPTED: "TODO", Outcome.NOT_JUDGED: "UNJUDGED",
 }
 OUTPUT_LINES = 20
 OUTPUT_WIDTH = 200
@@ -154,8 +155,8 @@ class TerminalRenderer:
         console = self.console
         for note in report.notes:
             console.print(f"[muted]{show(note)}[/]")
-        if report.integrity_error:
-            console.print(f"[error]Not graded:[/] {show(report.integrity_error)}")
+        if report.integrity_error or report.not_graded:
+            console.print(f"[error]Not graded:[/] {show(report.integrity_error or report.not_graded)}")
         elif report.load_error:
             self._load_error(report)
         elif not report.ran:

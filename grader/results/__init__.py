@@ -17,6 +17,7 @@ class Outcome(str, Enum):
     OUT_OF_MEMORY = "out of memory"
     SKIPPED = "skipped"
     NOT_ATTEMPTED = "not attempted"
+    NOT_JUDGED = "not judged"  # a rule of the case cannot be judged honestly on this machine: never a pass
 
     @property
     def counts_as_failure(self) -> bool:
@@ -77,6 +78,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     load_error: str = ""
     integrity_error: str = ""  # the course changed while grading: nothing this run found can be trusted
+    not_graded: str = ""       # this machine could not grade it as promised (the sandbox could not start, or hold)
     containment: str = ""      # what confined the learner's code (grader/sandbox/__init__.py says)
     selection: str = ""        # `run -k PATTERN`: only the examples matching it ran
     seconds: float = 0.0
@@ -139,7 +141,7 @@ class Report:
     @property
     def status(self) -> str:
         """'error' when the file could not be graded, the course changed or nothing ran; else 'passed' or 'failed'."""
-        if self.load_error or self.integrity_error or not self.ran:
+        if self.load_error or self.integrity_error or self.not_graded or not self.ran:
             return "error"
         return "failed" if self.failed else "passed"
 

@@ -1,7 +1,7 @@
 """The sandbox launcher: namespaces, a read-only mount view, an unprivileged user, then the learner's programs.
 
-Run by grader/sandbox/__init__.py as `python -I -S sandbox_boot.py CONFIG_JSON`, before any learner code,
-using nothing but the standard library. In order:
+Run by grader/sandbox/__init__.py as `python -I -S boot.py CONFIG_JSON`, before any learner code,
+using nothing but the standard library (and lockdown.py beside it). In order:
 
   launcher   dies with the grader (PR_SET_PDEATHSIG); joins the sandbox's cgroups; unshares the
              mount, PID, network, IPC and UTS namespaces (and a user namespace when not root);
@@ -11,13 +11,14 @@ using nothing but the standard library. In order:
              grader; a private /tmp, /dev and /proc), pivots into it, brings up loopback, forks
              each program, reports each exit on the status pipe, and exits when all have.
   program    maps its file descriptors, sets its rlimits, drops to the sandbox user (when the
-             launcher was root), forbids new privileges, and execs.
+             launcher was root), drops every capability, forbids new privileges, joins a fresh
+             keyring, installs the seccomp policy (and, without namespaces, Landlock), and execs.
 
 With `mode: bubblewrap` the launcher joins the cgroups, drops to the sandbox user when root, and
 execs bubblewrap, which builds the same namespaces and view and runs this file again inside as
 `init` (`inside: true`). With `mode: none` (no namespaces to be had) the same launcher still gives
 every program its descriptors, limits and clean environment, and `init` becomes a child subreaper
-that kills every descendant it inherits when the programs end.
+that kills every descendant it inherits when the programs end, or when the launcher dies.
 """
 
 import ctypes
@@ -25,11 +26,16 @@ import errno
 import fcntl
 import json
 import os
-import resource
 import signal
 import socket
 import struct
 import sys
+
+try:
+    from grader.sandbox import lockdown  # imported with the package (the zygote forks the launcher)
+except ImportError:  # run by path, isolated: the module beside this file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import lockdown
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -37,12 +43,9 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 15, 36, 38
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_CHILD_SUBREAPER = 1, 4, 15, 36
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
-RLIMITS = {"CORE": "RLIMIT_CORE", "FSIZE": "RLIMIT_FSIZE", "NPROC": "RLIMIT_NPROC", "AS": "RLIMIT_AS",
-           "NOFILE": "RLIMIT_NOFILE"}
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -95,12 +98,19 @@ def launcher(config):
         flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
         root = os.geteuid() == 0
         uid, gid = os.geteuid(), os.getegid()
+        if not root:
+            # Forked from the zygote, the launcher is non-dumpable as it is, and the kernel then gives this
+            # process's /proc files to the host's root: the maps below could not be written. Dumpable only
+            # while it writes them, before any learner process exists (init and each program set their own).
+            _prctl(PR_SET_DUMPABLE, 1)
         _call(_libc.unshare(flags if root else flags | CLONE_NEWUSER), "unshare")
         if not root:
             # Map our own user to itself: the only mapping an unprivileged user may write.
             _write("/proc/self/setgroups", "deny")
             _write("/proc/self/uid_map", f"{uid} {uid} 1")
             _write("/proc/self/gid_map", f"{gid} {gid} 1")
+            _prctl(PR_SET_DUMPABLE, 0)
+    config["launcher"] = os.getpid()
     pid = os.fork()
     if pid == 0:
         try:
@@ -146,8 +156,16 @@ def _write(path, text):
 
 def init(config, status):
     namespaces = config["mode"] != "none"
-    # If the launcher dies (the grader killed it, or died itself), so does init, and with it the namespace.
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if namespaces:
+        # If the launcher dies (the grader killed it, or died itself), so does init, and with it the namespace.
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    else:
+        # No PID namespace takes everything down: told of the launcher's death, init kills every process it
+        # holds (daemons came to it as subreaper) before it goes, else they would outlive a killed grader.
+        signal.signal(signal.SIGTERM, _on_launcher_death)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != config.get("launcher"):
+            _on_launcher_death(signal.SIGTERM, None)  # gone already, before the signal was asked for
     _prctl(PR_SET_DUMPABLE, 0)  # no learner process may read init's memory or its descriptors
     if config.get("inside"):
         pass  # bubblewrap built the namespaces, the view and the loopback
@@ -184,6 +202,12 @@ def init(config, status):
         _kill_descendants()
 
 
+def _on_launcher_death(signum, frame):
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _kill_descendants()
+    os._exit(0)
+
+
 def _start(program, config):
     pid = os.fork()
     if pid:
@@ -212,21 +236,20 @@ def _enter(program, config):
         _private_tmp(config)
     os.chdir(program.get("cwd", "/"))
     os.setsid()
-    for name, value in config.get("rlimits", {}).items():
-        try:
-            resource.setrlimit(getattr(resource, RLIMITS[name]), (value, value))
-        except (ValueError, OSError):
-            pass
+    lockdown.set_limits(config.get("rlimits", {}))
     user = config.get("user")
     if user is not None and config.get("separate_users"):
         user += program["index"]  # programs of one sandbox cannot signal or read each other
-    if user is not None and os.geteuid() == 0:
-        os.setgroups([])
-        os.setresgid(user, user, user)
-        os.setresuid(user, user, user)
-    _drop_capabilities()
-    _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _refuse_user_namespaces()
+    lockdown.become(user)
+    lockdown.drop_capabilities()  # and no new privileges, ever
+    lockdown.join_fresh_keyring()  # before the filter, which refuses every key call
+    if config.get("landlock"):
+        reach = config["landlock"]
+        lockdown.landlock(reach["read"], reach["write"], reach["devices"], reach["network"])
+    if config.get("seccomp"):
+        lockdown.install_filter(bytes.fromhex(config["seccomp"]))
+    else:
+        lockdown.builtin_filter(bool(config.get("single_process")))
     if config["mode"] == "none":
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if config.get("preloaded") and program.get("entry"):
@@ -234,63 +257,15 @@ def _enter(program, config):
     os.execve(program["argv"][0], program["argv"], program["env"])
 
 
-# ---------------------------------------------------------------- locking down
-
-def _drop_capabilities():
-    """No capability at all, even where a program forked (not exec'd) from a launcher that holds some in the
-    sandbox's user namespace (the grader not root): else it could remount the view's binds writable."""
-    if not sys.platform.startswith("linux"):
-        return
-    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-    data = (ctypes.c_uint32 * 6)()                 # effective, permitted, inheritable: twice 32 bits, all 0
-    _call(_libc.capset(header, data), "capset")
-
-
-# A classic BPF program over struct seccomp_data (nr at 0, arch at 4, args[0]'s low half at 16).
-_LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
-_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
-_ARCHES = {"x86_64": (0xC000003E, 272, 56, 435), "aarch64": (0xC00000B7, 97, 220, 435)}  # unshare, clone, clone3
-
-
-def _refuse_user_namespaces():
-    """unshare() and clone() with CLONE_NEWUSER fail with EPERM, so learner code never becomes root of a
-    namespace of its own (and without that, it can make no other namespace either). clone3 answers ENOSYS,
-    its flags being out of a filter's reach: glibc then starts threads and processes with clone."""
-    machine = os.uname().machine
-    if not sys.platform.startswith("linux") or machine not in _ARCHES:
-        return  # the other containment still holds; no filter here
-    arch, unshare, clone, clone3 = _ARCHES[machine]
-    # Jumps count from the next instruction. Another ABI (i386 through int 0x80) or x32's numbers on x86_64
-    # would reach unshare under other numbers: those calls fail with ENOSYS, as nothing here makes them.
-    program = [
-        (_LD, 0, 0, 4), (_JEQ, 0, 9, arch),                                       # 0-1: arch, else ENOSYS
-        (_LD, 0, 0, 0), (_JGE, 7, 0, 0x40000000),                                 # 2-3: nr; x32: ENOSYS
-        (_JEQ, 6, 0, clone3), (_JEQ, 1, 0, unshare), (_JEQ, 0, 2, clone),        # 4-6: to 11, 7, 7 or 9
-        (_LD, 0, 0, 16), (_JSET, 1, 0, CLONE_NEWUSER),                            # 7-8: flags: to 10 or 9
-        (_RET, 0, 0, _ALLOW), (_RET, 0, 0, _ERRNO | errno.EPERM), (_RET, 0, 0, _ERRNO | errno.ENOSYS),
-    ]
-
-    class Instruction(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                    ("k", ctypes.c_uint32)]
-
-    class Program(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Instruction))]
-
-    instructions = (Instruction * len(program))(*[Instruction(*item) for item in program])
-    # A kernel without seccomp filters refuses (EINVAL): the namespaces, limits and user still hold.
-    _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(Program(len(program), instructions)), 0, 0)
-
-
 def _run_entry(program):
     """In a process forked from the zygote: the program's Python entry point, already imported, in place of exec."""
     os.environ.clear()
     os.environ.update(program["env"])
-    sys.argv = [program["entry"], *program["argv"][3:]]
+    sys.argv = [program["entry"], *program["args"]]
     _libc.prctl(PR_SET_NAME, ctypes.c_char_p(program["name"].encode()[:15]), 0, 0, 0)  # `ps`: grader.worker
     code = 0
     try:
-        sys.modules[program["entry"]].main(json.loads(program["argv"][-1]))
+        sys.modules[program["entry"]].main(json.loads(program["args"][-1]))
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 1
     except BaseException:  # noqa: BLE001  (as a crashed interpreter would: a non-zero exit)

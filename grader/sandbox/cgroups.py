@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-V2_CONTROLLERS = ("memory", "pids")
 
 
 @dataclass
@@ -240,6 +239,34 @@ def create(memory_bytes: int, max_processes: int) -> Group:
         if "cpuacct" in wanted and (group.cpu is None or group.cpu_version == 2) and (folder / "cpuacct.usage").exists():
             group.cpu, group.cpu_version = folder, 1
     return group
+
+
+def memory_kind() -> str:
+    """'cgroup v1' or 'cgroup v2' where a sandbox here gets a memory limit that counts every process; '' otherwise.
+    Found by making one group (and removing it), after sweeping away the groups of graders that are gone."""
+    sweep()
+    group = create(64 << 20, 16)
+    try:
+        return f"cgroup v{group.memory_version}" if group.memory is not None else ""
+    finally:
+        group.remove()
+
+
+def sweep() -> None:
+    """Remove the empty groups a killed grader left (its pid is in their name, and it no longer runs). A group that
+    still holds processes is left alone: they may be another namespace's, whose pids mean nothing here."""
+    for hierarchy in _hierarchies():
+        try:
+            names = [entry for entry in os.listdir(hierarchy.own) if entry.startswith("grader-")]
+        except OSError:
+            continue
+        for name in names:
+            owner = name.split("-")[1]
+            if owner.isdigit() and int(owner) != os.getpid() and not os.path.exists(f"/proc/{owner}"):
+                try:
+                    (hierarchy.own / name).rmdir()
+                except OSError:
+                    pass
 
 
 def _controllers(folder: Path) -> set[str]:

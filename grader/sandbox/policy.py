@@ -3,11 +3,28 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import grader
 
+# Starts one of the grader's modules isolated (-I: no current folder, no PYTHON* variables, no user site on the
+# path) with the grader package loaded from its own folder alone: nothing beside it, such as a `torch.py` in the
+# folder the grader was started from, can be imported in its place.
+BOOTSTRAP = ("import importlib.util, runpy, sys; "
+             "folder, module = sys.argv[1], sys.argv[2]; "
+             "spec = importlib.util.spec_from_file_location('grader', folder + '/__init__.py', "
+             "submodule_search_locations=[folder]); "
+             "package = importlib.util.module_from_spec(spec); sys.modules['grader'] = package; "
+             "spec.loader.exec_module(package); sys.argv = [module, *sys.argv[3:]]; "
+             "runpy.run_module(module, run_name='__main__', alter_sys=True)")
+
 TMP_BYTES = 256 << 20        # the private /tmp (and /dev/shm): memory, counted against the memory limit
 FILE_BYTES = 256 << 20       # the largest file a learner process may write
+
+
+def module_command(module: str, *args: str) -> list[str]:
+    """The command that runs `python -m module args` isolated, the grader package found where it lies."""
+    return [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(grader.PACKAGE), module, *args]
 
 
 def base_env(**extra: str) -> dict[str, str]:

@@ -23,7 +23,7 @@ import time
 from typing import Any, Iterator
 
 from grader.channel import wire
-from grader.sandbox.policy import base_env
+from grader.sandbox.policy import base_env, module_command
 
 # What a forked program may run (the grader's own entry points), and the name `ps` shows it by (15 characters
 # at most). They are imported by name, in the zygote alone: the sandbox layer does not import what runs inside.
@@ -39,9 +39,9 @@ class Zygote:
     def __init__(self) -> None:
         self._socket, theirs = socket.socketpair()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.sandbox.zygote", str(theirs.fileno()), str(os.getpid())],
+            module_command("grader.sandbox.zygote", str(theirs.fileno()), str(os.getpid())),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(theirs.fileno(),), env=base_env(), start_new_session=True)
+            pass_fds=(theirs.fileno(),), env=base_env(), cwd="/", start_new_session=True)
         theirs.close()
         self._reader = wire.MessageReader(self._socket.fileno(), 1 << 20, sock=self._socket)
         self._lock = threading.Lock()

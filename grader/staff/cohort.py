@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from grader.course import trust
 from grader.course.exercise import Exercise
+from grader import PACKAGE
 from grader.errors import UsageError
 from grader.inert import inert
 from grader.results.cohort import NOT_GRADED, RESULTS, CohortRun, Finished, load_entries
@@ -94,7 +95,12 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
     # Imported here, not above: grading brings torch, which `gradebook merge` (and this module's types) never need.
     from grader.grading.pipeline import load_trusted
 
-    load_trusted(exercise, "submit")  # a broken course is one line now, not one "not graded" per submission
+    trusted = load_trusted(exercise, "submit")  # a broken course is one line now, not one "not graded" per submission
+    from grader.sandbox.machine import refusal
+
+    problem = refusal([Path(path) for path in trusted.prints if not Path(path).is_relative_to(PACKAGE)], True)
+    if problem:  # this machine cannot grade anyone honestly: one line now, not one row per submission
+        raise UsageError(f"not graded: {problem}")
     settings = settings_of(exercise, options)
     todo, records, skipped = _plan(exercise, mine, settings, out, options)
     listener = listener or _Silent()

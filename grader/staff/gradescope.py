@@ -27,11 +27,13 @@ from grader.files import write_atomic
 ROOT_VARIABLE = "GRADER_AUTOGRADER_ROOT"  # a simulated /autograder, for trying the zip out
 
 SETUP = """#!/usr/bin/env bash
-# Gradescope runs this once, when it builds the autograder's image.
+# Gradescope runs this once, as root, when it builds the autograder's image (Ubuntu 22.04 by default:
+# Python 3.10, apt; no namespaces in the container, so no bubblewrap either).
 set -euo pipefail
 cd /autograder/source
 apt-get update
-apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap
+# libseccomp2 compiles the learner processes' system-call policy (apt itself needs it, so it is there already).
+apt-get install -y --no-install-recommends python3 python3-venv python3-pip libseccomp2
 python3 -m venv .venv
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
   .venv/bin/pip install torch==2.13.0            # the CUDA build: this autograder has a GPU
@@ -39,8 +41,11 @@ else
   .venv/bin/pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 fi
 .venv/bin/pip install .
-# Learner code runs as an unprivileged user: it must be able to read Python, torch and the grader.
+# Learner code runs as an unprivileged user of its own: it reads Python, torch and the grader, and nothing of
+# the course (the reference, the hidden cases, the catalogue, the checker), which only root may read.
 chmod -R a+rX /autograder/source
+chmod -R go-rwx /autograder/source/exercises /autograder/source/solutions
+chmod 711 /autograder/source
 """
 
 RUN = """#!/usr/bin/env bash
@@ -125,7 +130,7 @@ def _grade(root: Path) -> dict:
     try:
         copy = folder / exercise.stub.name
         shutil.copyfile(learner, copy)
-        report = grade(exercise, copy, "submit", "all")
+        report = grade(exercise, copy, "submit", "all", confined=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     report.file = learner.name

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import multiprocessing
 import os
 import shutil
@@ -37,8 +36,10 @@ class Job:
 def grade_all(exercise: Exercise, todo: list[Job], jobs: int) -> Iterator[tuple[str, dict[str, Any]]]:
     """(id, outcome) for every job as it finishes: here when one at a time, else in `jobs` spawned processes."""
     if jobs == 1:
+        from grader.grading.case import keep_audited_inputs
         from grader.sandbox import zygote
 
+        keep_audited_inputs()  # every submission is graded on the same cases: each case built once
         with zygote.held():  # every grade forks its workers from one preloaded process
             for job in todo:
                 yield job.id, grade_one(exercise, job)
@@ -77,9 +78,10 @@ def grade_one(exercise: Exercise, job: Job) -> dict[str, Any]:
         file.write_bytes(job.data)
         # Named as found, never by the copy's passing path: the same submission reads the same on every run.
         report = grade(exercise, file, "submit", job.device, time_limit=job.time_limit,
-                       memory_limit_mb=job.memory_limit_mb, time_budget=job.time_budget, display=job.name)
-        if report.integrity_error:
-            return {"not_graded": report.integrity_error, "lasting": False}
+                       memory_limit_mb=job.memory_limit_mb, time_budget=job.time_budget, display=job.name,
+                       confined=True)
+        if report.integrity_error or report.not_graded:
+            return {"not_graded": report.integrity_error or report.not_graded, "lasting": False}
         return {"report": report_to_json(report), "seconds": report.seconds}
     except GraderError as error:
         return {"not_graded": f"grader error: {error}", "lasting": False}
@@ -94,18 +96,10 @@ _busy = False  # whether this grading process is inside a grade (its sandboxes m
 
 
 def _pool_process() -> None:
-    """Set up one grading process: one thread for torch, and a stop that closes sandboxes before leaving."""
-    # Several graders and their workers already fill the cores; torch's thread pools on top spin against each
-    # other (grader/instructor/verdicts.py measured several times slower). Workers inherit the variable.
-    os.environ["OMP_NUM_THREADS"] = "1"
-    import torch
+    """Set up one grading process, with a stop that closes its sandboxes before it leaves."""
+    from grader.grading.pipeline import prepare_process
 
-    torch.set_num_threads(1)
-    from grader.sandbox import zygote
-
-    zygote.prestart()  # this process's own, for all its grades; it dies with the process
-    # On a normal exit, stopped and waited for: its CPU time then counts in this process's, and so in the run's.
-    atexit.register(zygote.stop)
+    prepare_process()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _stop_signal)
 

@@ -1,0 +1,350 @@
+"""One sandbox's life, from start to kill: its launcher, its programs, its limits, and what the kernel counted.
+
+What the machine allows (namespaces or not, the user, the cgroups, Landlock, seccomp) is found once per
+process by sandbox/machine.py, which makes each Sandbox; this module only builds and polices one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import PACKAGE
+from grader.sandbox import cgroups, proctree, seccomp, view, zygote
+from grader.sandbox.policy import FILE_BYTES, TMP_BYTES
+
+BOOT = PACKAGE / "sandbox" / "boot.py"  # run by path: standard library only
+
+
+@dataclass
+class Program:
+    """One process to start in a sandbox: its command, environment and descriptors."""
+
+    argv: list[str]
+    env: dict[str, str]
+    fds: dict[int, int]  # descriptor number in the program -> descriptor in this process
+    cwd: str = "/tmp"
+    entry: str | None = None  # the grader's entry point it runs (policy.module_command), which the zygote can fork
+    args: tuple[str, ...] = ()  # that entry point's own arguments
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """How this machine confines a sandbox (sandbox/machine.py finds it): the launcher's kind, the uid learner
+    code runs as when the grader is root, and whether Landlock stands in for namespaces."""
+
+    kind: str = "namespaces"   # bubblewrap, namespaces, or none
+    user: int | None = None
+    landlock: bool = False
+
+    @property
+    def namespaces(self) -> bool:
+        return self.kind != "none"
+
+
+class Sandbox:
+    """One sandbox: its programs share one mount view, PID and network namespace, and one set of limits."""
+
+    def __init__(self, confinement: Confinement, memory_bytes: int, processes: int = 256, use_cuda: bool = False,
+                 loopback: bool = False, hide: tuple[Path, ...] = (), apart: bool = False) -> None:
+        """`apart`: each program gets a /tmp of its own and, when the grader is root, a uid of its own, so that
+        the programs of one sandbox (the ranks of a ring) share nothing but the network."""
+        self.confinement = confinement
+        self.memory_bytes = memory_bytes
+        self.processes = processes
+        self.use_cuda = use_cuda
+        self.loopback = loopback
+        self.hide = tuple(path.resolve() for path in hide)
+        self.kind, self.user = confinement.kind, confinement.user
+        self.namespaces = confinement.namespaces
+        self.folder = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
+        self.folder.chmod(0o711)  # the programs reach their own folders in it, and list nothing
+        self.apart = apart
+        self.loopback_counted: int | None = None
+        self.exposed: dict[str, Path] = {}  # folder name inside -> the host folder of copies shown there
+        self.shared: list[Path] = []         # folders every program may write (without namespaces)
+        self.launcher: subprocess.Popen | None = None
+        self.group: cgroups.Group | None = None
+        self.error = ""
+        self.exits: dict[int, str] = {}
+        self.pids: list[int] = []
+        self._status = -1
+        self._pending = b""
+
+    # ------------------------------------------------------------ setting up
+
+    def add_file(self, host: Path, folder: str = "submission") -> str:
+        """A read-only copy of `host` for the programs, in /`folder` inside; returns the path they see it at."""
+        copies = self.folder / folder
+        copies.mkdir(mode=0o755, exist_ok=True)
+        copy = copies / host.name
+        shutil.copyfile(host, copy)
+        copy.chmod(0o644)
+        copies.chmod(0o755)
+        if self.user is not None and not self.apart and os.geteuid() == 0:
+            # Its own uid's alone: without namespaces another sandbox's learner (a cohort) could otherwise read it.
+            os.chown(copies, self.user, self.user)
+            copies.chmod(0o500)
+            os.chown(copy, self.user, self.user)
+            copy.chmod(0o400)
+        self.exposed[folder] = copies
+        return f"/{folder}/{host.name}" if self.namespaces else str(copy)
+
+    def shared_folder(self, name: str) -> Path:
+        """A folder every program may write to (without namespaces; inside one, /tmp is that)."""
+        folder = self.folder / name
+        folder.mkdir(exist_ok=True)
+        folder.chmod(0o1777)
+        self.shared.append(folder)
+        return folder
+
+    def start(self, programs: list[Program], diagnostics: int | None = None) -> None:
+        """Start every program in one sandbox; the descriptors named in each are handed to it.
+
+        `diagnostics` receives what the launcher itself says (bubblewrap's errors), for probing.
+        """
+        self.group = cgroups.create(self.memory_bytes, self.processes)
+        status_read, status_write = os.pipe()
+        self._status = status_read
+        os.set_blocking(status_read, False)
+        passed = {status_write} | {fd for program in programs for fd in program.fds.values()}
+        scratch = self._scratch()
+        # Without namespaces a program's home and temporary files are in a folder of its own, not the host's /tmp.
+        home = {} if self.namespaces else {"HOME": str(scratch), "TMPDIR": str(scratch)}
+        config = {
+            "parent": os.getpid(), "status_fd": status_write, "mode": self.kind,
+            "cgroups": self.group.procs_files, "user": self.user, "loopback": self.loopback,
+            "root": str(self._root()), "tmp_bytes": TMP_BYTES, "rlimits": self._rlimits(),
+            "private_tmp": self.apart, "separate_users": self.apart, "single_process": self.single_process,
+            "seccomp": seccomp.for_sandbox(self.single_process, self.use_cuda)[0],
+            "programs": [{"argv": p.argv, "env": {**p.env, **home}, "cwd": p.cwd if self.namespaces else str(scratch),
+                          "entry": p.entry, "args": list(p.args), "name": zygote.ENTRIES.get(p.entry or "", ""),
+                          "fds": {str(target): source for target, source in p.fds.items()}}
+                         for p in programs],
+        }
+        shown = view.build(self.hide, self.exposed, self.use_cuda)
+        if self.namespaces:
+            config.update(shown.for_boot())
+            if self.kind == "bubblewrap":
+                config["bwrap"] = [shutil.which("bwrap") or "bwrap", *shown.bwrap_args()]
+        elif self.confinement.landlock:
+            # The reach a mount view would give, on the host's own paths: read the system, Python, the grader and
+            # the learner's file; write only its own folders; no TCP but a ring's own.
+            config["landlock"] = {"read": sorted({source for source, _, _ in shown.binds} | {"/proc"}
+                                                 | {str(folder) for folder in self.exposed.values()}),
+                                  "write": [str(scratch), *map(str, self.shared)], "devices": shown.devices,
+                                  "network": self.loopback}
+        forks = zygote.get() if self.kind != "bubblewrap" and all(p.entry for p in programs) \
+            and diagnostics is None else None
+        try:
+            self.launcher = None
+            if forks is not None:
+                # Forked from the preloaded zygote: the same sandbox, built the same way, torch already imported.
+                try:
+                    self.launcher = zygote.Child(forks.spawn(config, sorted(passed)))
+                except OSError:
+                    pass  # a fresh launcher instead, exactly as without a zygote
+            if self.launcher is None:
+                self.launcher = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(BOOT), json.dumps(config)], stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=diagnostics if diagnostics is not None else subprocess.DEVNULL,
+                    pass_fds=tuple(passed), close_fds=True, start_new_session=True)
+        finally:
+            os.close(status_write)
+
+    def _root(self) -> Path:
+        root = self.folder / "root"
+        root.mkdir(exist_ok=True)
+        return root
+
+    def _scratch(self) -> Path:
+        """The programs' own folder without namespaces (their /tmp, with them): theirs alone, gone at close."""
+        scratch = self.folder / "scratch"
+        scratch.mkdir(mode=0o700, exist_ok=True)
+        if self.user is not None and os.geteuid() == 0:
+            os.chown(scratch, self.user, self.user)
+        return scratch
+
+    @property
+    def single_process(self) -> bool:
+        """No memory cgroup counts every process: the learner's code stays one process and stores nothing outside
+        its own memory (no child, file, socket, pipe or System V store), so /proc's figures for it are all it used.
+        A ring's ranks need their sockets, and no memory rule is judged on them."""
+        return not self.memory_limited_by_kernel and not self.loopback
+
+    @property
+    def memory_judged(self) -> bool:
+        """Whether the most memory held at once can be measured honestly here: a cgroup counts every process, or
+        the one process is all there is (a seccomp filter keeps it so; macOS has none)."""
+        return self.memory_limited_by_kernel or (self.single_process and sys.platform.startswith("linux"))
+
+    def _rlimits(self) -> dict[str, int]:
+        # Without a memory cgroup nothing counts a file's pages (tmpfs, memfd, /dev/shm): no file may grow there.
+        limits = {"CORE": 0, "FSIZE": 0 if self.single_process else FILE_BYTES}
+        if self.group is None or self.group.pids is None:
+            if self.user is not None:  # a uid of its own: the per-user process count is this sandbox's
+                limits["NPROC"] = self.processes
+        if (self.group is None or self.group.memory is None) and not self.use_cuda:
+            # No memory cgroup: each process gets the limit on its address space (CUDA's reservations need more).
+            limits["AS"] = self.memory_bytes
+        return limits
+
+    # ------------------------------------------------------------ while it runs
+
+    def poll_status(self) -> None:
+        """Read what init reported: the programs' pids, each program's exit, or why the sandbox failed."""
+        if self._status < 0:
+            return
+        while True:
+            try:
+                chunk = os.read(self._status, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                os.close(self._status)
+                self._status = -1
+                return
+            self._pending += chunk
+            *lines, self._pending = self._pending.split(b"\n")
+            for line in lines:
+                self._event(json.loads(line))
+
+    def _event(self, event: dict) -> None:
+        kind = event.get("event")
+        if kind == "started":
+            self.pids = self._host_pids(event.get("pids", []))
+        elif kind == "exit":
+            if "signal" in event:
+                try:
+                    how = signal.Signals(event["signal"]).name
+                except ValueError:
+                    how = f"signal {event['signal']}"
+            else:
+                how = f"exit status {event.get('code')}"
+            self.exits[int(event["program"])] = how
+            if isinstance(event.get("loopback"), int) and event["loopback"] >= 0:
+                self.loopback_counted = max(self.loopback_counted or 0, event["loopback"])
+        elif kind == "error":
+            self.error = str(event.get("message", "the sandbox could not start"))
+
+    def _host_pids(self, inside: list[int]) -> list[int]:
+        if not self.namespaces or self.launcher is None:
+            return list(inside)
+        found = {proctree.namespace_pid(pid): pid for pid in proctree.descendants(self.launcher.pid)}
+        return [found.get(pid, 0) for pid in inside]
+
+    def wait_exit(self, index: int, timeout: float) -> str | None:
+        """How program `index` ended ('SIGSEGV', 'exit status 3'), waiting up to `timeout`; None if unknown."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.poll_status()
+            if index in self.exits or self.error:
+                return self.exits.get(index)
+            if self._status < 0 or time.monotonic() >= deadline:
+                return self.exits.get(index)
+            time.sleep(0.005)
+
+    def processes_now(self) -> list[int]:
+        """Host pids of every process in the sandbox, the launcher and init included."""
+        if self.launcher is None:
+            return []
+        return [self.launcher.pid, *proctree.descendants(self.launcher.pid)]
+
+    def memory_bytes_now(self) -> int:
+        current = self.group.memory_current() if self.group else None
+        return current if current is not None else proctree.resident_bytes(self.processes_now())
+
+    def memory_peak(self) -> int:
+        """The most memory the sandbox held at once since the last reset, as the kernel counted it."""
+        peak = self.group.memory_peak() if self.group else None
+        return peak if peak is not None else proctree.peak_resident_bytes(self.processes_now())
+
+    def reset_memory_peak(self) -> None:
+        if not (self.group and self.group.reset_memory_peak()):
+            proctree.reset_peaks(self.processes_now())
+
+    def cpu_seconds(self) -> float:
+        found = self.group.cpu_seconds() if self.group else None
+        return found if found is not None else proctree.cpu_seconds(self.processes_now())
+
+    def loopback_bytes(self) -> int | None:
+        """Bytes that went over the sandbox's own loopback, from the kernel's counters; None without one."""
+        self.poll_status()
+        if not self.namespaces:
+            return None
+        for pid in self.pids:
+            try:
+                with open(f"/proc/{pid}/net/dev") as handle:
+                    for line in handle:
+                        name, _, numbers = line.partition(":")
+                        if name.strip() == "lo":
+                            return int(numbers.split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+        return self.loopback_counted  # every program has ended: init counted at each end
+
+    def oom_killed(self) -> bool:
+        return self.oom_kills() > 0
+
+    def oom_kills(self) -> int:
+        """Processes the kernel killed at the sandbox's memory limit so far."""
+        return self.group.oom_kills() if self.group else 0
+
+    @property
+    def peak_counts_shared_pages(self) -> bool:
+        """Whether the peak includes pages the grader wrote and the programs mapped (processes' VmHWM does;
+        a cgroup charges them to the grader, who wrote them first)."""
+        return not (self.group and self.group.memory is not None)
+
+    @property
+    def memory_limited_by_kernel(self) -> bool:
+        return bool(self.group and self.group.memory is not None)
+
+    # ------------------------------------------------------------ ending
+
+    def kill(self) -> None:
+        """Kill every process in the sandbox, now; when this returns, none is left."""
+        if self.group is not None:
+            self.group.kill()
+        if self.launcher is not None:
+            if self.namespaces:
+                # init first: its namespace dies with it, and the launcher, left with nothing, exits on its own.
+                for pid in proctree.children(self.launcher.pid):
+                    _kill(pid)
+            else:
+                proctree.kill_tree(self.launcher.pid)  # no PID namespace to take them all down
+            try:
+                self.launcher.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                _kill(self.launcher.pid)
+                self.launcher.wait()
+        if self.group is not None:
+            self.group.kill()
+
+    def close(self) -> None:
+        """Kill what is left, read the last status, remove the cgroups and the temporary folder."""
+        self.kill()
+        self.poll_status()
+        if self._status >= 0:
+            os.close(self._status)
+            self._status = -1
+        if self.group is not None:
+            self.group.remove()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass

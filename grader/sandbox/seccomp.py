@@ -1,0 +1,168 @@
+"""The learner processes' seccomp policy: data (seccomp.json, in the schema of Docker's profiles), compiled by libseccomp.
+
+The grader's own process compiles the policy, once per kind of sandbox, through libseccomp's C API
+(ctypes: seccomp_init, seccomp_rule_add_array, seccomp_export_bpf) and hands the classic-BPF program
+to the launcher as bytes; the launcher (sandbox/boot.py, standard library only, run by path) installs
+them as they came. Where libseccomp is absent (a minimal image) the launcher keeps a small built-in
+filter of its own, and the containment line says so; macOS has no seccomp at all.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import json
+import os
+import sys
+from functools import cache
+from pathlib import Path
+
+POLICY = Path(__file__).with_name("seccomp.json")
+KINDS = ("single_process", "cpu_only")  # what an entry's `when` may name
+ALLOW, KILL_PROCESS, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
+SCMP_FLTATR_ACT_BADARCH, SCMP_FLTATR_CTL_NNP = 2, 3
+OPS = {"SCMP_CMP_NE": 1, "SCMP_CMP_LT": 2, "SCMP_CMP_LE": 3, "SCMP_CMP_EQ": 4, "SCMP_CMP_GE": 5, "SCMP_CMP_GT": 6,
+       "SCMP_CMP_MASKED_EQ": 7}
+MASKED_NE = "SCMP_CMP_MASKED_NE"  # (arg & value) != 0: libseccomp has no such test; one rule per bit of `value`
+MAX_INSTRUCTIONS = 4096
+
+
+class Unavailable(Exception):
+    """No seccomp compiler here: not Linux, or no libseccomp."""
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
+                ("datum_b", ctypes.c_uint64)]
+
+
+@cache
+def _library() -> ctypes.CDLL:
+    if not sys.platform.startswith("linux"):
+        raise Unavailable(f"no seccomp on {sys.platform}")
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("seccomp") or "libseccomp.so.2", use_errno=True)
+    except OSError:
+        raise Unavailable("libseccomp not found") from None
+    signatures = {
+        "seccomp_init": ([ctypes.c_uint32], ctypes.c_void_p),
+        "seccomp_release": ([ctypes.c_void_p], None),
+        "seccomp_attr_set": ([ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32], ctypes.c_int),
+        "seccomp_syscall_resolve_name": ([ctypes.c_char_p], ctypes.c_int),
+        "seccomp_rule_add_array": ([ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                    ctypes.POINTER(_ArgCmp)], ctypes.c_int),
+        "seccomp_export_bpf": ([ctypes.c_void_p, ctypes.c_int], ctypes.c_int),
+    }
+    for name, (arguments, result) in signatures.items():
+        function = getattr(lib, name)
+        function.argtypes, function.restype = arguments, result
+    return lib
+
+
+@cache
+def version() -> str:
+    """libseccomp's version, for the containment line."""
+    class Version(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_uint), ("minor", ctypes.c_uint), ("micro", ctypes.c_uint)]
+
+    lib = _library()
+    lib.seccomp_version.restype = ctypes.POINTER(Version)
+    found = lib.seccomp_version().contents
+    return f"{found.major}.{found.minor}.{found.micro}"
+
+
+def load_policy(path: Path = POLICY) -> dict:
+    """The policy file, checked: every entry's action, errno, `when` and argument tests are known."""
+    policy = json.loads(path.read_text(encoding="utf-8"))
+    for entry in policy["syscalls"]:
+        if entry["action"] not in ("SCMP_ACT_ERRNO", "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_ALLOW"):
+            raise ValueError(f"{path.name}: unknown action {entry['action']!r}")
+        if entry.get("when") not in (None, *KINDS):
+            raise ValueError(f"{path.name}: unknown `when` {entry['when']!r}")
+        for test in entry.get("args", []):
+            if test["op"] not in OPS and test["op"] != MASKED_NE:
+                raise ValueError(f"{path.name}: unknown argument test {test['op']!r}")
+    return policy
+
+
+def _action(name: str, number: int | None) -> int:
+    return {"SCMP_ACT_ALLOW": ALLOW, "SCMP_ACT_KILL_PROCESS": KILL_PROCESS}.get(
+        name, ERRNO | ((errno.EPERM if number is None else number) & 0xFFFF))
+
+
+def _tests(entry: dict) -> list[list[_ArgCmp]]:
+    """The entry's argument tests as libseccomp rules: a masked-not-equal test becomes one rule per bit."""
+    rules: list[list[_ArgCmp]] = [[]]
+    for test in entry.get("args", []):
+        if test["op"] == MASKED_NE:
+            bits = [1 << bit for bit in range(64) if test["value"] >> bit & 1]
+            rules = [[*rule, _ArgCmp(test["index"], OPS["SCMP_CMP_MASKED_EQ"], bit, bit)] for rule in rules
+                     for bit in bits]
+        else:
+            rules = [[*rule, _ArgCmp(test["index"], OPS[test["op"]], test["value"], test.get("valueTwo", 0))]
+                     for rule in rules]
+    return rules
+
+
+def _check(result: int, what: str) -> None:
+    if result < 0:  # libseccomp returns -errno
+        raise OSError(-result, f"libseccomp: {what}: {os.strerror(-result)}")
+
+
+@cache
+def compiled(kinds: frozenset[str] = frozenset(), path: Path = POLICY) -> bytes:
+    """The policy for a sandbox of these kinds, as a classic-BPF program for this machine (sock_filter[])."""
+    lib = _library()
+    policy = load_policy(path)
+    context = lib.seccomp_init(_action(policy["defaultAction"], policy.get("defaultErrnoRet")))
+    if not context:
+        raise OSError(errno.ENOMEM, "libseccomp: seccomp_init failed")
+    try:
+        _check(lib.seccomp_attr_set(context, SCMP_FLTATR_ACT_BADARCH,
+                                    _action(policy["badArchAction"], policy.get("badArchErrnoRet"))), "bad arch")
+        _check(lib.seccomp_attr_set(context, SCMP_FLTATR_CTL_NNP, 0), "no_new_privs")  # the launcher sets it
+        for entry in policy["syscalls"]:
+            if entry.get("when") not in (None, *kinds):
+                continue
+            action = _action(entry["action"], entry.get("errnoRet"))
+            for name in entry["names"]:
+                number = lib.seccomp_syscall_resolve_name(name.encode())
+                if number == -1:
+                    continue  # newer than this libseccomp, whose kernels lack it too
+                # A call this architecture lacks (fork on aarch64) resolves to a pseudo-number, left out of its program.
+                for tests in _tests(entry):
+                    array = (_ArgCmp * max(len(tests), 1))(*tests)
+                    _check(lib.seccomp_rule_add_array(context, action, number, len(tests), array), f"rule for {name}")
+        program = _export(lib, context)
+    finally:
+        lib.seccomp_release(context)
+    if len(program) % 8 or not 0 < len(program) // 8 <= MAX_INSTRUCTIONS:
+        raise OSError(errno.EINVAL, f"libseccomp made a program of {len(program)} bytes")
+    return program
+
+
+def _export(lib: ctypes.CDLL, context: int) -> bytes:
+    descriptor = os.memfd_create("seccomp-program", os.MFD_CLOEXEC)  # libseccomp 2.5 writes to a descriptor only
+    try:
+        _check(lib.seccomp_export_bpf(context, descriptor), "export")
+        os.lseek(descriptor, 0, os.SEEK_SET)
+        chunks = []
+        while chunk := os.read(descriptor, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
+def for_sandbox(single_process: bool, use_cuda: bool) -> tuple[str | None, str]:
+    """The program for one sandbox, as hex for the launcher's configuration (None: the launcher's own minimal
+    filter), and the words the containment line uses for it."""
+    kinds = frozenset(kind for kind, wanted in (("single_process", single_process), ("cpu_only", not use_cuda))
+                      if wanted)
+    try:
+        return compiled(kinds).hex(), f"seccomp policy (libseccomp {version()})"
+    except Unavailable as why:
+        if not sys.platform.startswith("linux"):
+            return None, str(why)
+        return None, f"minimal seccomp filter ({why})"
