@@ -3,12 +3,112 @@
 from __future__ import annotations
 
 import io
+import os
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from grader.errors import UsageError
+from grader.files import SOURCE_LIMIT, RefusedFile, read_regular
+from grader.learner.state import snapshot
 from grader.report.terminal import CONTINUED, THEME, TerminalRenderer, make_console
 from grader.results import CaseResult, Outcome
+from grader.staff.intake import find_submissions, make_ids
+
+# ---------------------------------------------------------------- a learner's file: regular, not a link, bounded
+
+
+def test_a_link_a_fifo_a_folder_and_a_huge_file_are_refused_without_reading_them(tmp_path) -> None:
+    real = tmp_path / "real.py"
+    real.write_text("x = 1\n")
+    (tmp_path / "link.py").symlink_to(real)
+    os.mkfifo(tmp_path / "pipe.py")  # opened for reading, it would block a reader that waited for a writer
+    (tmp_path / "folder.py").mkdir()
+    with open(tmp_path / "huge.py", "wb") as handle:
+        handle.truncate(16 << 30)  # sparse: no disk, and never read
+    assert read_regular(real) == b"x = 1\n"
+    for name, reason in (("link.py", "a symbolic link"), ("pipe.py", "not a regular file"), ("folder.py", "a folder"),
+                         ("huge.py", f"too large (17,179,869,184 bytes; the limit is {SOURCE_LIMIT:,})")):
+        with pytest.raises(RefusedFile) as refused:
+            read_regular(tmp_path / name)
+        assert refused.value.reason == reason and refused.value.lasting
+    with pytest.raises(RefusedFile) as refused:
+        read_regular(tmp_path / "gone.py")
+    assert refused.value.reason.startswith("unreadable: ") and not refused.value.lasting  # looked at again later
+
+
+def test_no_more_than_the_limit_and_one_byte_is_read_whatever_fstat_said() -> None:
+    # A file whose size reads 0 yet holds more (as one that grew after fstat would): cut at limit + 1.
+    with pytest.raises(RefusedFile, match=r"too large \(more than 10 bytes\)"):
+        read_regular(Path("/proc/self/status"), limit=10)
+
+
+def test_folders_above_the_file_may_be_links_the_file_may_not(tmp_path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "mine.py").write_text("x = 1\n")
+    (tmp_path / "through").symlink_to(tmp_path / "real")
+    assert read_regular(tmp_path / "through" / "mine.py") == b"x = 1\n"
+    (tmp_path / "real" / "other.py").symlink_to("mine.py")
+    with pytest.raises(RefusedFile, match="a symbolic link"):
+        read_regular(tmp_path / "through" / "other.py")
+
+
+def test_the_submitted_snapshot_and_the_bundle_archive_never_follow_a_link(exercise, tmp_path) -> None:
+    from grader.cli.learner import _archive
+
+    real = tmp_path / "real.py"
+    real.write_text("x = 1\n")
+    (tmp_path / "link.py").symlink_to(real)
+    assert snapshot(real) == b"x = 1\n" and snapshot(tmp_path / "link.py") is None
+    with pytest.raises(UsageError, match=r"could not be read to archive it \(a symbolic link\)"):
+        _archive(exercise, tmp_path / "link.py", Console(file=io.StringIO()))
+    assert not (exercise.root / "submissions").exists()
+
+
+# ---------------------------------------------------------------- a cohort: each bad entry its own row
+
+
+def test_every_entry_that_is_not_a_regular_file_is_its_own_row(tmp_path) -> None:
+    cohort = tmp_path / "cohort"
+    (cohort / "bob").mkdir(parents=True)
+    (cohort / "alice.py").write_text("x = 1\n")
+    (cohort / "bob" / "scale.py").symlink_to(cohort / "alice.py")  # a link inside a learner's folder
+    (cohort / "carl.py").symlink_to("alice.py")  # a relative link
+    (cohort / "dora").symlink_to(cohort / "bob")  # a link to a folder
+    os.mkfifo(cohort / "erin.py")
+    (cohort / "fred").mkdir()
+    os.mkfifo(cohort / "fred" / "scale.py")
+    strange = os.fsdecode(b"g\xffne.py")  # a name that is not UTF-8
+    (cohort / strange).write_text("x = 2\n")
+    found = {submission.name: submission for submission in find_submissions([cohort], "scale.py")}
+    assert {name: submission.problem for name, submission in found.items()} == {
+        "alice.py": "", "bob": "scale.py is a symbolic link", "carl.py": "a symbolic link", "dora": "a symbolic link",
+        "erin.py": "not a regular file", "fred": "scale.py is not a regular file", strange: ""}
+    assert all(submission.lasting for submission in found.values())
+    assert all(submission.id.isascii() and submission.id.isprintable() for submission in found.values())
+    assert found[strange].id.startswith("g_ne.py-") and found[strange].file == cohort / strange
+
+
+def test_a_folder_named_on_the_command_line_may_be_reached_through_a_link(tmp_path) -> None:
+    (tmp_path / "real" / "alice").mkdir(parents=True)
+    (tmp_path / "real" / "alice" / "scale.py").write_text("x = 1\n")
+    (tmp_path / "real" / "bob.py").write_text("x = 2\n")
+    (tmp_path / "cohort").symlink_to(tmp_path / "real")
+    found = find_submissions([tmp_path / "cohort"], "scale.py")
+    assert [(submission.id, submission.problem) for submission in found] == [("alice", ""), ("bob.py", "")]
+    (tmp_path / "one").symlink_to(tmp_path / "real" / "alice")  # one learner's folder, named through a link
+    assert [(s.id, s.problem) for s in find_submissions([tmp_path / "one"], "scale.py")] == [("one", "")]
+    (tmp_path / "file.py").symlink_to(tmp_path / "real" / "bob.py")  # a file named through a link is not followed
+    assert [s.problem for s in find_submissions([tmp_path / "file.py"], "scale.py")] == ["a symbolic link"]
+
+
+def test_ids_are_made_from_the_names_bytes() -> None:
+    paths = [Path("/c") / os.fsdecode(name) for name in (b"a\xff.py", b"a\xfe.py", "a\udcff.py".encode(
+        "utf-8", "surrogatepass"))]
+    ids = [made for made, _ in make_ids(paths).values()]
+    assert len(set(ids)) == 3 and all(made.isascii() and made.startswith("a_.py-") for made in ids)
+
 
 # ---------------------------------------------------------------- learner text never starts a line of its own
 
