@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from rich.console import Console
 
 from grader.errors import UsageError
 from grader.files import SOURCE_LIMIT, RefusedFile, read_regular
+from grader.grading import case as judging
 from grader.learner.state import snapshot
 from grader.report.terminal import CONTINUED, THEME, TerminalRenderer, make_console
 from grader.results import CaseResult, Outcome
@@ -108,6 +110,68 @@ def test_ids_are_made_from_the_names_bytes() -> None:
         "utf-8", "surrogatepass"))]
     ids = [made for made, _ in make_ids(paths).values()]
     assert len(set(ids)) == 3 and all(made.isascii() and made.startswith("a_.py-") for made in ids)
+
+
+# ---------------------------------------------------------------- hidden cases: only what the grader chose
+
+
+def test_a_hidden_line_is_a_line_of_the_file_and_a_type_is_from_a_fixed_list() -> None:
+    assert judging._line('  File "scale.py", line 8, in scale', lines=14) == " (line 8)"
+    assert judging._line('  File "scale.py", line 350, in scale', lines=14) == ""
+    assert judging._line('  File "scale.py", line 0, in scale', lines=14) == ""
+    assert judging.hidden_exception("KeyError") == "KeyError"
+    assert judging.hidden_exception("EOFError") == judging.hidden_exception("LEAK_3x4") == judging.OTHER_EXCEPTION
+    assert judging.OTHER_EXCEPTION == "an exception of another type"
+    assert [judging.hidden_ending(how) for how in ("SIGSEGV", "SIGUSR1", "signal 40", "exit status 35", "killed")] == [
+        "SIGSEGV", "a signal", "a signal", "exit status", "killed"]
+
+
+CHOOSES_ITS_LINE_AND_EXIT = textwrap.dedent("""\
+    import os
+
+
+    def scale(x, factor):
+        if factor == 5:  # a hidden case: a type and a line chosen to carry what the code saw
+            exec(compile("\\n" * 349 + "raise EOFError()", __file__, "exec"))
+        if factor == 1:  # the other one: an exit status chosen likewise
+            os._exit(35)
+        return sum((x for _ in range(factor)), x - x)
+    """)
+HONEST_FAILURES = textwrap.dedent("""\
+    import os
+    import signal
+
+
+    def scale(x, factor):
+        if factor == 5:
+            raise KeyError("a hidden case")
+        if factor == 1:
+            os.kill(os.getpid(), signal.SIGUSR1)
+        return sum((x for _ in range(factor)), x - x)
+    """)
+
+
+@pytest.mark.parametrize("source, expected", [
+    (CHOOSES_ITS_LINE_AND_EXIT, {"scale-float32": "raised an exception of another type",
+                                 "scale-by-one-is-required": "crashed: the worker process ended (exit status) while "
+                                                             "running this case (your code ended the process"}),
+    (HONEST_FAILURES, {"scale-float32": "raised KeyError (line 7)",
+                       "scale-by-one-is-required": "crashed: the worker process ended (a signal) while running this "
+                                                   "case"}),
+])
+def test_a_hidden_case_says_only_what_the_grader_chose(scale_course, tmp_path, source, expected) -> None:
+    from grader.course.exercise import find_exercise
+    from grader.grading.pipeline import grade
+
+    submission = tmp_path / "scale.py"
+    submission.write_text(source)
+    report = grade(find_exercise(scale_course, "02"), submission, "submit", "cpu")
+    hidden = {result.name: result.message for result in report.results if result.hidden}
+    assert set(hidden) == set(expected)
+    for name, message in hidden.items():
+        assert message.startswith(expected[name]), message
+        assert "350" not in message and "35)" not in message and "SIGUSR1" not in message
+    assert all(result.outcome is Outcome.PASSED for result in report.results if not result.hidden)
 
 
 # ---------------------------------------------------------------- learner text never starts a line of its own

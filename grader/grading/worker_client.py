@@ -18,6 +18,7 @@ from pathlib import Path
 
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
+from grader.files import read_regular
 from grader.sandbox import Program, Sandbox, base_env
 
 TORCH_IMPORT_LIMIT = 180.0  # seconds of wall clock for the worker to import torch: not the learner's time
@@ -58,6 +59,7 @@ class WorkerClient:
         self.load_result: RawResult | None = None
         self.baseline = 0
         self._next_id = 1
+        self.learner_lines = _line_count(learner)  # a hidden case names a line of the file only if it is one
 
     # ------------------------------------------------------------ lifecycle
 
@@ -245,6 +247,15 @@ class _Message:
     reply: object
     tensors: list = field(default_factory=list)
     kind: str = "message"
+
+
+def _line_count(path: Path) -> int:
+    """How many lines the file has (a last line without a newline counts); 0 when it cannot be read as graded."""
+    try:
+        data = read_regular(path)
+    except OSError:
+        return 0
+    return data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
 
 
 def _problem(error: Exception, when: str = "") -> str:
