@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import own_processes, survivors
 from rich.console import Console
 
 from grader.errors import UsageError
@@ -66,6 +67,21 @@ def test_the_submitted_snapshot_and_the_bundle_archive_never_follow_a_link(exerc
     with pytest.raises(UsageError, match=r"could not be read to archive it \(a symbolic link\)"):
         _archive(exercise, tmp_path / "link.py", Console(file=io.StringIO()))
     assert not (exercise.root / "submissions").exists()
+
+
+def test_a_file_refused_as_the_sandbox_copies_it_is_one_error_and_leaves_no_worker(scale_course, monkeypatch) -> None:
+    from grader.course.exercise import find_exercise
+    from grader.grading.pipeline import grade
+    from grader.sandbox import Sandbox
+
+    def refused(self, host, folder="submission"):  # as a file swapped for a link after it was looked at is
+        raise UsageError(f"{host}: not graded: a symbolic link")
+
+    monkeypatch.setattr(Sandbox, "add_file", refused)
+    before = own_processes()
+    with pytest.raises(UsageError, match="not graded: a symbolic link"):
+        grade(find_exercise(scale_course, "02"), scale_course / "solutions/02-scale/scale.py", "submit", "cpu")
+    assert survivors(before, wait=1.0) == []
 
 
 # ---------------------------------------------------------------- a cohort: each bad entry its own row

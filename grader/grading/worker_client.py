@@ -66,7 +66,12 @@ class WorkerClient:
     def start(self) -> None:
         """Start the process in a fresh sandbox; it imports torch while the grader prepares everything else."""
         self.sandbox = Sandbox(self.memory_limit, use_cuda=self.use_cuda, hide=(self.root,))
-        learner = self.sandbox.add_file(self.learner)
+        try:
+            learner = self.sandbox.add_file(self.learner)
+        except BaseException:  # a file that cannot be copied in (refused, unreadable): no worker, nothing left
+            self.sandbox.close()
+            self.sandbox = None
+            raise
         self._tasks, worker_tasks = socket.socketpair()
         reply_read, reply_write = os.pipe()
         out_read, out_write = os.pipe()
