@@ -81,6 +81,16 @@ def fit(text: str, limit: int) -> str:
             return text[:limit]  # a bound too small for any mark (never, with the grader's bounds)
 
 
+def one_line(text: str) -> str:
+    """`text` made inert, its newlines written `\\n`: for what must stay on one line (a name, an id, a reason)."""
+    return inert(text).replace("\n", "\\n")
+
+
+def indented(text: str, indent: str) -> str:
+    """Every line of `text` after the first starts with `indent`: learner text never begins a line of its own."""
+    return text.replace("\n", "\n" + indent)
+
+
 def show(text: str) -> str:
     """Text from outside the grader, ready for Rich: controls escaped visibly, then markup escaped."""
     from rich.markup import escape  # here, not above: the worker imports this module and never needs Rich

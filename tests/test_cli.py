@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from conftest import REPO, SUBMISSIONS
@@ -129,10 +130,17 @@ def test_missing_file_is_a_usage_error(course, capsys) -> None:
     ("notes.txt", "notes.txt is not a Python file (.py) to grade"),
     ("exercises", "exercises is a folder, not a Python file to grade"),
     ("missing.py", "missing.py: no such file to grade"),
+    ("link.py", "link.py: not graded: a symbolic link (name the file itself)"),
+    ("pipe.py", "pipe.py is not a regular file to grade"),
+    ("big.py", "big.py is too large to grade (3,145,728 bytes; the limit is 2,097,152)"),
 ])
 @pytest.mark.parametrize("command", [["run"], ["submit"], ["watch"], ["repro", "stats-tiny-by-hand"]])
 def test_a_file_that_is_not_a_python_module_is_a_usage_error(course, capsys, command, given, words) -> None:
     (course / "notes.txt").write_text("def attention_chunk_stats(): pass\n")
+    (course / "link.py").symlink_to(SOLUTION)  # the reference solution, through a link
+    os.mkfifo(course / "pipe.py")
+    with open(course / "big.py", "wb") as handle:
+        handle.truncate(3 << 20)
     code, out = run(capsys, *command, "--file", given)
     assert code == 2
     lines = out.splitlines()

@@ -213,6 +213,47 @@ def test_two_shards_merged_are_one_run(whole, capsys, tmp_path, monkeypatch):
     assert {p.name for p in (tmp_path / "merged/results").iterdir()} == parts[0] | parts[1]
 
 
+def test_no_entry_ends_the_run_each_bad_one_is_its_own_row(scale, capsys, tmp_path, monkeypatch):
+    from grader.files import SOURCE_LIMIT
+
+    folder = small_cohort(scale, tmp_path / "cohort")
+    solution = scale / "solutions/02-scale/scale.py"
+    (folder / "link.py").symlink_to(solution)  # the reference, through a link
+    (folder / "linked").mkdir()
+    (folder / "linked" / "scale.py").symlink_to(solution)
+    os.mkfifo(folder / "pipe.py")
+    with open(folder / "huge.py", "wb") as handle:
+        handle.truncate(16 << 30)  # sparse: never read, never in memory
+    strange = os.fsdecode(b"d\xffve.py")  # a name that is not UTF-8
+    shutil.copy(solution, folder / strange)
+    (folder / "oom.py").write_text("def scale(x, factor):\n    return x\n")
+    real = cohort.read_graded
+
+    def short_of_memory(submission, *args):
+        if submission.name == "oom.py":
+            raise MemoryError
+        return real(submission, *args)
+
+    monkeypatch.setattr(cohort, "read_graded", short_of_memory)
+    code, out = grade(capsys, str(folder), "--out", "book", "--jobs", "1")
+    found = rows(tmp_path / "book")  # the gradebook is written, every entry in it
+    weird = next(name for name in found if name.startswith("d_ve.py-"))
+    assert weird.isascii() and found[weird]["status"] == "passed" and found[weird]["score"] == "10", out
+    assert {name: found[name]["status"] for name in ("alice.py", "bob", "one_copy_short.py")} == {
+        "alice.py": "passed", "bob": "passed", "one_copy_short.py": "failed"}
+    assert {name: found[name]["reason"] for name in ("link.py", "linked", "pipe.py", "huge.py", "oom.py")} == {
+        "link.py": "a symbolic link", "linked": "scale.py is a symbolic link", "pipe.py": "not a regular file",
+        "huge.py": f"too large (17,179,869,184 bytes; the limit is {SOURCE_LIMIT:,})",
+        "oom.py": "unreadable: the grader ran out of memory reading it"}
+    assert code == 1 and "link.py: not graded: a symbolic link" in out
+    page = (tmp_path / "book/report.html").read_text(encoding="utf-8")
+    assert "d\\udcffve.py" in page  # the learner's name, shown as it is, escaped
+    monkeypatch.setattr(cohort, "read_graded", real)
+    code, out = grade(capsys, str(folder), "--out", "book", "--jobs", "1")
+    # What lasts while the entry does is not looked at again; the memory failure is.
+    assert "8 already graded, skipped" in out and "grading 1 submission," in out and "[1/1] oom.py: " in out
+
+
 def test_one_line_and_status_2_for_what_cannot_be_done(scale, capsys, tmp_path):
     folder = small_cohort(scale, tmp_path / "cohort")
     (tmp_path / "empty").mkdir()

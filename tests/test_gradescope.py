@@ -117,3 +117,16 @@ def test_a_hostile_submission_cannot_touch_the_results(scale, tmp_path, capsys):
     time.sleep(2.5)
     assert survivors(before) == []
     assert (root / "results" / "results.json").read_text() == written and data["score"] < 10.0
+
+
+@pytest.mark.parametrize("link, target, said", [
+    ("scale.py", "/proc/self/cwd/solutions/02-scale/scale.py", "scale.py: not graded: a symbolic link (hand in the "
+                                                               "file itself)"),
+    ("src", "/proc/self/cwd/solutions/02-scale", "the submission has no file named scale.py"),  # never walked into
+])
+def test_a_link_in_a_submission_is_never_followed(scale, tmp_path, capsys, link, target, said):
+    root = autograder_tree(export(scale, "02", tmp_path, capsys), tmp_path / "autograder", {})
+    (root / "submission" / link).symlink_to(target)  # the reference, as the grader's own working folder has it
+    data = run_autograder(root)
+    assert data["score"] == 0.0 and data["extra_data"]["status"] == "error" and data["tests"] == []
+    assert data["output"] == f"The autograder could not grade this submission: {said}"

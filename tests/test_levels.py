@@ -24,7 +24,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 FIXTURES = Path(__file__).parent / "fixtures"

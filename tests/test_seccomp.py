@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
+
 from grader.sandbox import seccomp
 
 # The child names system calls by their x86_64 numbers.

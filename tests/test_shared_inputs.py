@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 
+import pytest
 import torch
 
 from grader.channel import shared_inputs
@@ -43,3 +47,81 @@ def test_a_change_anywhere_is_found_and_a_shrunk_file_counts_as_changed() -> Non
         assert shared.changed() == [1, 3]
     finally:
         shared.close()
+
+
+def _opened(args):
+    shared = _shared(args)
+    return shared, shared_inputs.build_args(shared.args, shared_inputs.open_shared(os.dup(shared.fd), shared.size,
+                                                                                   shared.specs))
+
+
+def test_each_input_has_a_storage_of_its_own_that_no_view_leaves() -> None:
+    chunks = [torch.randn(257, 64) for _ in range(8)]
+    shared, (seen,) = _opened([chunks])
+    try:
+        assert all(torch.equal(mine, theirs) for mine, theirs in zip(chunks, seen))
+        assert [chunk.untyped_storage().nbytes() for chunk in seen] == [257 * 64 * 4] * 8
+        assert len({chunk.untyped_storage().data_ptr() for chunk in seen}) == 8
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            seen[0].as_strided((8, 257, 64), (257 * 64, 64, 1))  # every chunk from the first one: refused
+        with pytest.raises(RuntimeError):
+            seen[0].view(-1)[: 257 * 64].as_strided((257 * 64 + 1,), (1,))
+    finally:
+        shared.close()
+
+
+def test_no_one_stride_lays_many_inputs_out_in_a_row() -> None:
+    shared = _shared([[torch.zeros(1024, 64) for _ in range(128)]])  # equal sizes, a page multiple each
+    try:
+        offsets = [spec["offset"] for spec in shared.specs]
+        gaps = [later - earlier - spec["nbytes"] for earlier, later, spec in zip(offsets, offsets[1:], shared.specs)]
+        assert min(gaps) >= shared_inputs.PAGE  # at least one whole page of no input between any two
+        positions = set(offsets)
+        longest = 1
+        for index, first in enumerate(offsets):
+            for second in offsets[index + 1:]:
+                step, count = second - first, 2
+                while first + count * step in positions:
+                    count += 1
+                longest = max(longest, count)
+        assert longest <= 5, longest  # 3 is usual; a raw strided view over them all is out of reach
+    finally:
+        shared.close()
+
+
+def test_the_check_reads_only_the_inputs_own_bytes() -> None:
+    shared = _shared([torch.ones(300), torch.ones(300)])
+    try:
+        first, second = shared.specs
+        hole = first["offset"] + first["nbytes"] + shared_inputs.PAGE  # in the guard run between the two
+        assert hole + 1 < second["offset"]
+        os.pwrite(shared.fd, b"\xff" * 8, hole)
+        assert shared.changed() == []
+        os.pwrite(shared.fd, b"\xff", second["offset"])
+        assert shared.changed() == [1]
+    finally:
+        shared.close()
+
+
+GUARD_PROBE = """
+import ctypes, os, sys, torch
+from grader.channel import shared_inputs
+shared = shared_inputs.share([[torch.ones(1000), torch.ones(1000)]])
+first, second = shared_inputs.open_shared(os.dup(shared.fd), shared.size, shared.specs)
+assert ctypes.string_at(first.data_ptr() + 3999, 1) == bytes([0x3f])  # its own last byte reads
+if sys.argv[1] == "after":
+    address = first.data_ptr() + 4000 + shared_inputs.PAGE - 1  # past the end of its pages
+else:
+    address = second.data_ptr() - second.data_ptr() % shared_inputs.PAGE - 1  # just before the next one's pages
+print("reading", flush=True)
+ctypes.string_at(address, 1)
+print("read it")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="guard pages are mapped on Linux")
+@pytest.mark.parametrize("where", ["after", "before"])
+def test_a_raw_read_off_an_input_faults_instead_of_reaching_the_next(where) -> None:
+    result = subprocess.run([sys.executable, "-c", GUARD_PROBE, where], capture_output=True, text=True, timeout=120)
+    assert result.stdout == "reading\n", result.stderr
+    assert result.returncode == -signal.SIGSEGV

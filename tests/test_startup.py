@@ -6,9 +6,9 @@ import io
 import threading
 import time
 
-from grader.sandbox import machine as sandbox
 from grader.report.terminal import TerminalRenderer, make_console
 from grader.results import CaseResult, Outcome
+from grader.sandbox import machine as sandbox
 
 
 def test_the_probe_runs_once_however_many_threads_ask(monkeypatch) -> None:

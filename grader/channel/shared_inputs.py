@@ -1,21 +1,32 @@
 """A case's inputs in shared memory: the learner's tensors are views of pages the grader reads back after the call.
 
 The grader writes every input tensor into one memory file and hands the worker its descriptor;
-the worker maps it and gives the learner's function views of it, with the same strides the
-grader chose. Whatever writes to an input (an in-place op, `.data`, NumPy, ctypes), the bytes
-change in pages the grader owns, so the check that inputs came back unchanged is made here,
-against the grader's own tensors they were filled from, never on the worker's word.
+the worker maps each input on pages of its own and gives the learner's function a view of that
+mapping alone, with the same strides the grader chose. No view reaches a second input: each tensor
+has a storage of exactly its own bytes (as_strided, set_ and untyped_storage() stop at its end),
+and on Linux each input's pages are surrounded by inaccessible guard pages, so that a raw address
+run past an input faults instead of reading the next one. Where the inputs lie is drawn at random
+(the number of guard pages after each, where in its first page each one starts), so that no one
+stride lays many inputs out in a row. Whatever writes to an input (an in-place op,
+`.data`, NumPy, ctypes), the bytes change in pages the grader owns, so the check that inputs came
+back unchanged is made here, each input's own bytes against the grader's own tensor it was filled
+from, never on the worker's word.
 """
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
+import secrets
+import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-ALIGN = 64
+PAGE = mmap.PAGESIZE
+ALIGN = 64        # every input starts on a multiple of this, as an allocator's block would
+GUARD_PAGES = 16  # after each input, from 1 to this many inaccessible pages (holes in the file: no memory)
 
 
 @dataclass
@@ -33,18 +44,25 @@ class SharedInputs:
         import torch
 
         # Read back with pread, never a mapping: a worker that shrank the file would make a mapped read
-        # fault in the grader; here the missing bytes just read as changed.
-        now = bytearray(self.size)
-        view, done = memoryview(now), 0
-        while done < self.size:
-            count = os.preadv(self.fd, [view[done:]], done)
-            if count <= 0:
-                break
-            done += count
-        current = torch.frombuffer(now, dtype=torch.uint8)
-        return [index for index, (spec, block) in enumerate(zip(self.specs, self.blocks))
-                if spec["nbytes"] and not _same(current[spec["offset"]:spec["offset"] + spec["nbytes"]],
-                                                _as_bytes(block))]
+        # fault in the grader; here the missing bytes just read as changed. Each input's own bytes only:
+        # the guard holes between them are never read.
+        largest = max((spec["nbytes"] for spec in self.specs), default=0)
+        buffer = bytearray(largest)
+        current = torch.frombuffer(buffer, dtype=torch.uint8) if largest else None
+        changed = []
+        for index, (spec, block) in enumerate(zip(self.specs, self.blocks)):
+            nbytes = spec["nbytes"]
+            if not nbytes:
+                continue
+            view, done = memoryview(buffer)[:nbytes], 0
+            while done < nbytes:
+                count = os.preadv(self.fd, [view[done:]], spec["offset"] + done)
+                if count <= 0:
+                    break
+                done += count
+            if done < nbytes or not _same(current[:nbytes], _as_bytes(block)):
+                changed.append(index)
+        return changed
 
     def close(self) -> None:
         try:
@@ -81,15 +99,13 @@ def _memory_file() -> int:
 
 
 def share(args: list[Any]) -> SharedInputs:
-    """Lay out every tensor in `args` (any nesting of lists and tuples) in one memory file."""
+    """Lay out every tensor in `args` (any nesting of lists and tuples) in one memory file, each on pages of its own."""
     import torch
 
     blocks: list[Any] = []
     specs: list[dict[str, Any]] = []
-    offset = 0
 
     def walk(value: Any) -> Any:
-        nonlocal offset
         if isinstance(value, torch.Tensor):
             # A dense tensor in any layout is a permutation of a contiguous block: store that block.
             order = sorted(range(value.dim()), key=lambda dim: (-value.stride(dim), dim))
@@ -97,11 +113,9 @@ def share(args: list[Any]) -> SharedInputs:
             strides = [0] * value.dim()
             for position, dim in enumerate(order):
                 strides[dim] = block.stride(position)
-            nbytes = block.numel() * block.element_size()
             specs.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape),
-                          "stride": strides, "offset": offset, "nbytes": nbytes})
+                          "stride": strides, "offset": 0, "nbytes": block.numel() * block.element_size()})
             blocks.append(block)
-            offset += nbytes + (-nbytes % ALIGN)
             return {"tensor": len(specs) - 1}
         if isinstance(value, list):
             return {"list": [walk(item) for item in value]}
@@ -110,38 +124,105 @@ def share(args: list[Any]) -> SharedInputs:
         return {"value": value}
 
     tree = [walk(value) for value in args]
-    size = offset or ALIGN
-    # Gathered into one buffer (zeros between the tensors) and written with one call: a ring case has
-    # hundreds of small chunks, and a call per chunk cost more than the copy.
-    laid = torch.zeros(size, dtype=torch.uint8)
-    for spec, block in zip(specs, blocks):
-        if spec["nbytes"]:
-            laid[spec["offset"]:spec["offset"] + spec["nbytes"]].copy_(_as_bytes(block))
+    size = _place(specs)
     fd = _memory_file()
-    _write_all(fd, memoryview(laid.numpy()))
+    try:
+        os.ftruncate(fd, size)  # the guard runs stay holes: written nowhere, they cost no memory
+        for spec, block in zip(specs, blocks):
+            if spec["nbytes"]:
+                _write_all(fd, memoryview(_as_bytes(block).numpy()), spec["offset"])
+    except BaseException:
+        os.close(fd)
+        raise
     return SharedInputs(fd, size, specs, tree, blocks)
 
 
-def _write_all(fd: int, data: memoryview) -> None:
+def _place(specs: list[dict[str, Any]]) -> int:
+    """Give each input its offset in the file, in argument order, and return the file's size.
+
+    Each input starts on pages of its own, at a random multiple of ALIGN inside its first page, and is
+    followed by 1 to GUARD_PAGES pages that belong to no input: the distance from one input to the next
+    takes one of about GUARD_PAGES * PAGE / ALIGN values, so few inputs ever lie at one stride."""
+    offset = PAGE * (1 + secrets.randbelow(GUARD_PAGES))  # nothing of an input on the file's first pages either
+    for spec in specs:
+        if not spec["nbytes"]:
+            continue
+        spec["offset"] = offset + ALIGN * secrets.randbelow(PAGE // ALIGN)
+        end = spec["offset"] + spec["nbytes"]
+        offset = end + (-end % PAGE) + PAGE * (1 + secrets.randbelow(GUARD_PAGES))
+    return offset
+
+
+def _write_all(fd: int, data: memoryview, offset: int) -> None:
     while data:
-        data = data[os.write(fd, data):]
+        written = os.pwrite(fd, data, offset)
+        data, offset = data[written:], offset + written
 
 
 # ---------------------------------------------------------------- the worker's side
 
+_PROT_NONE, _PROT_READ_WRITE = 0, 3
+_MAP_SHARED, _MAP_PRIVATE, _MAP_FIXED, _MAP_ANONYMOUS, _MAP_NORESERVE = 0x01, 0x02, 0x10, 0x20, 0x4000
+_MAP_FAILED = ctypes.c_void_p(-1).value
+
+
+class _Region:
+    """An address range reserved inaccessible, each input mapped over its own pages in it; unmapped when the
+    last tensor that views it is gone (each input's buffer holds the region)."""
+
+    def __init__(self, size: int) -> None:
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.mmap.restype = ctypes.c_void_p
+        self.libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                   ctypes.c_long]
+        self.libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        self.size = size
+        self.base = self._map(None, size, _PROT_NONE, _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
+
+    def _map(self, address: int | None, length: int, prot: int, flags: int, fd: int, offset: int) -> int:
+        found = self.libc.mmap(address, length, prot, flags, fd, offset)
+        if found is None or found == _MAP_FAILED:
+            error = ctypes.get_errno()
+            raise OSError(error, f"mapping a shared input failed: {os.strerror(error)}")
+        return found
+
+    def place(self, fd: int, offset: int, nbytes: int) -> Any:
+        """The input's pages mapped at their place in the region: a buffer of exactly its bytes."""
+        first = offset - offset % PAGE
+        end = offset + nbytes
+        self._map(self.base + first, end + (-end % PAGE) - first, _PROT_READ_WRITE, _MAP_SHARED | _MAP_FIXED, fd,
+                  first)
+        buffer = (ctypes.c_char * nbytes).from_address(self.base + offset)
+        buffer.region = self  # the region lives as long as any tensor over any of its inputs
+        return buffer
+
+    def __del__(self) -> None:
+        self.libc.munmap(self.base, self.size)
+
+
 def open_shared(fd: int, size: int, specs: list[dict[str, Any]]) -> list[Any]:
-    """The tensors as views of the shared pages (each keeps the mapping alive as long as it lives)."""
+    """The tensors, each a view of its own bytes and nothing more (each keeps the mapping alive as long as it lives)."""
     import torch
 
-    mapped = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-    os.close(fd)
-    flat = torch.frombuffer(mapped, dtype=torch.uint8)
+    try:
+        if sys.platform.startswith("linux"):
+            region = _Region(size)
+            buffers = [region.place(fd, spec["offset"], spec["nbytes"]) if spec["nbytes"] else None
+                       for spec in specs]
+        else:  # one mapping, no guard pages, but still a storage per input: no tensor view reaches another
+            mapped = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            buffers = [memoryview(mapped)[spec["offset"]:spec["offset"] + spec["nbytes"]] if spec["nbytes"]
+                       else None for spec in specs]
+    finally:
+        os.close(fd)
     tensors = []
-    for spec in specs:
+    for spec, buffer in zip(specs, buffers):
         dtype = getattr(torch, spec["dtype"])
-        region = flat[spec["offset"]:spec["offset"] + spec["nbytes"]].view(dtype)
-        tensors.append(region.as_strided(spec["shape"], spec["stride"]) if spec["nbytes"]
-                       else torch.empty(spec["shape"], dtype=dtype))
+        if buffer is None:
+            tensors.append(torch.empty(spec["shape"], dtype=dtype))
+            continue
+        own = torch.frombuffer(buffer, dtype=torch.uint8).view(dtype)  # a storage of this input's bytes alone
+        tensors.append(own.as_strided(spec["shape"], spec["stride"]))
     return tensors
 
 

@@ -20,6 +20,7 @@ from grader.course.exercise import (
     load_course_leniently,
 )
 from grader.errors import UsageError
+from grader.files import RefusedFile, read_regular
 from grader.inert import inert
 from grader.learner.state import LearnerState, StateError, snapshot
 from grader.report.markdown import print_markdown
@@ -122,9 +123,9 @@ def _archive(exercise: Exercise, file: Path, console: Console) -> None:
     from grader.staff.archive import write_submission
 
     try:
-        content = file.read_bytes()
-    except OSError as error:
-        raise UsageError(f"{file}: could not be read to archive it ({error.strerror or error})") from None
+        content = read_regular(file)  # what was graded: never a link, a pipe or a file over the bound
+    except RefusedFile as error:
+        raise UsageError(f"{file}: could not be read to archive it ({error.reason})") from None
     written = write_submission(exercise.root / "submissions", exercise.name, {exercise.stub.name: content})
     console.print(f"Wrote {escape(str(written.path.relative_to(exercise.root)))} (your file and its manifest, "
                   f"verified): {show(hand_in(exercise.root).rstrip('.'))}.")

@@ -21,6 +21,7 @@ from pathlib import Path
 from grader import PACKAGE
 from grader.course.yamlfile import load_yaml, require
 from grader.errors import ConfigError, UsageError
+from grader.files import SOURCE_LIMIT, kind_of
 
 COURSE_FILE = Path("exercises") / "course.yaml"
 EXERCISE_FILE = "exercise.yaml"
@@ -225,17 +226,27 @@ def find_exercise(root: Path, name: str | None) -> Exercise:
 
 
 def learner_file(path: Path) -> Path:
-    """`path` resolved, if it is a Python file that can be graded; else a usage error, before any grading starts.
+    """`path` made absolute, if it is a Python file that can be graded; else a usage error, before any grading starts.
 
-    The worker would otherwise report a README or a folder as the learner's own import failure."""
-    resolved = path.resolve()
-    if resolved.is_dir():
+    The worker would otherwise report a README or a folder as the learner's own import failure. A symbolic
+    link is not graded (it would be followed to whatever it names: the reference, a hidden case); the folders
+    above the file are the user's own and may be links."""
+    absolute = path.parent.resolve() / path.name
+    try:
+        kind, size = kind_of(absolute), absolute.lstat().st_size
+    except OSError:
+        raise UsageError(f"{path}: no such file to grade") from None
+    if kind == "link":
+        raise UsageError(f"{path}: not graded: a symbolic link (name the file itself)")
+    if kind == "folder":
         raise UsageError(f"{path} is a folder, not a Python file to grade")
-    if not resolved.is_file():
-        raise UsageError(f"{path}: no such file to grade")
-    if resolved.suffix != ".py":
+    if kind != "file":
+        raise UsageError(f"{path} is not a regular file to grade")
+    if absolute.suffix != ".py":
         raise UsageError(f"{path} is not a Python file (.py) to grade")
-    return resolved
+    if size > SOURCE_LIMIT:
+        raise UsageError(f"{path} is too large to grade ({size:,} bytes; the limit is {SOURCE_LIMIT:,})")
+    return absolute
 
 
 def check_exists(path: Path, what: str) -> Path:

@@ -20,6 +20,16 @@ from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import inert
 from grader.results import CaseResult, Outcome
 
+# What a hidden case may name, whatever the learner's code raised: a few common types, each a fixed string of the
+# grader's (about 4 bits a case, where any builtin's name carried about 6); every other type reads the same.
+HIDDEN_EXCEPTIONS = ("AssertionError", "AttributeError", "IndexError", "KeyError", "MemoryError", "NameError",
+                     "OutOfMemoryError", "OverflowError", "RecursionError", "RuntimeError", "TypeError",
+                     "UnboundLocalError", "ValueError", "ZeroDivisionError")
+OTHER_EXCEPTION = "an exception of another type"
+# How a hidden case's worker ended, as its class only: the exit status or the signal the code chose never shows.
+HIDDEN_ENDINGS = {"SIGSEGV": "SIGSEGV", "SIGABRT": "SIGABRT", "SIGKILL": "SIGKILL", "exit": "exit status",
+                  "killed": "killed"}  # killed: by the grader, its own word
+OTHER_ENDING = "a signal"
 CRASH_HINTS = {
     "SIGSEGV": " (a segmentation fault: memory read or written through ctypes or a C extension)",
     "SIGABRT": " (the process aborted: os.abort, or a failed assertion inside a C library)",
@@ -138,6 +148,7 @@ class Judge:
             raw = worker.run(task, [shared.fd], len(shared.specs), case.time_limit or self.exercise.time_limit,
                              reply_limit, shared.size)
             modified = shared.changed()
+            lines = worker.learner_lines
         finally:
             shared.close()
         result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
@@ -146,7 +157,7 @@ class Judge:
         if not case.hidden:
             result.stdout, result.stderr = inert(raw.stdout), inert(raw.stderr)
         try:
-            self._judge(case, inputs, expected, baseline, raw, result, modified, device)
+            self._judge(case, inputs, expected, baseline, raw, result, modified, device, lines)
             if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.diagnose and self.exercise.mistakes.is_dir():
                 from grader.grading.diagnosis import diagnose
 
@@ -161,7 +172,8 @@ class Judge:
         return result
 
     def _judge(self, case: Case, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
-               result: CaseResult, modified: list[int], device: str) -> None:
+               result: CaseResult, modified: list[int], device: str, lines: int = 0) -> None:
+        """`lines`: how many lines the graded file has, as the grader counted them (a hidden case names no other)."""
         from grader.grading import compare, rules
 
         limit = case.time_limit or self.exercise.time_limit
@@ -195,9 +207,8 @@ class Judge:
             result.message = verdict.hidden_message if case.hidden and not verdict.passed else inert(verdict.message)
             result.details = [] if case.hidden else [inert(line) for line in verdict.details]
             return
-        exception = inert(reply.exception) if reply else ""
-        if case.hidden:
-            exception = known_exception(exception)
+        raised = inert(reply.exception) if reply else ""
+        exception = hidden_exception(raised) if case.hidden else raised
         if raw.kind == "not-attempted":
             result.outcome = Outcome.NOT_ATTEMPTED
             result.message = f"{case.function} raises NotImplementedError: it is not written yet"
@@ -205,12 +216,12 @@ class Judge:
             result.outcome = Outcome.ERROR
             message = inert(reply.message)
             # A hidden case never echoes learner text: an exception message (or a class named for the purpose)
-            # could carry the hidden inputs. The type, if it is a known one, and the line in the learner's file.
-            result.message = f"raised {exception}" + (_line(reply.traceback) if case.hidden else
+            # could carry the hidden inputs. A type from a fixed list, and a line that is one of the file's.
+            result.message = f"raised {exception}" + (_line(reply.traceback, lines) if case.hidden else
                                                       (f": {message}" if message else ""))
         elif raw.kind == "out-of-memory":
             result.outcome = Outcome.OUT_OF_MEMORY
-            on = "the GPU" if exception == "OutOfMemoryError" else "memory"
+            on = "the GPU" if raised == "OutOfMemoryError" else "memory"
             result.message = (f"ran out of {on} ({inert(raw.detail) or exception}); the limit is "
                               f"{self.exercise.memory_limit_mb} MiB for your code's processes together: look for "
                               f"tensors kept alive in a list, or a loop that allocates without end")
@@ -223,6 +234,8 @@ class Judge:
             detail = raw.detail or "the worker process ended"
             if case.hidden and "malformed reply" in detail:
                 detail = "the worker sent a malformed reply"  # the schema's complaint may quote the learner's bytes
+            elif case.hidden and raw.signal:
+                detail = detail.replace(f"({raw.signal})", f"({hidden_ending(raw.signal)})")
             result.message = f"crashed: {inert(detail)}"
             result.message += CRASH_HINTS.get(raw.signal.split(" ")[0], "")
         if not case.hidden and reply is not None:
@@ -245,26 +258,23 @@ class Judge:
         return f"{name}: {inert(loaded.detail) or 'the worker process ended while importing your file'}"
 
 
-def _known_exceptions() -> frozenset[str]:
-    import builtins
-
-    names = {name for name, value in vars(builtins).items()
-             if isinstance(value, type) and issubclass(value, BaseException)}
-    return frozenset(names | {"OutOfMemoryError", "AcceleratorError", "LinAlgError", "DeferredCudaCallError"})
+def hidden_exception(name: str) -> str:
+    """An exception's type as a hidden case shows it: one of HIDDEN_EXCEPTIONS, else one fixed phrase."""
+    return name if name in HIDDEN_EXCEPTIONS else OTHER_EXCEPTION
 
 
-KNOWN_EXCEPTIONS = _known_exceptions()
+def hidden_ending(how: str) -> str:
+    """How a hidden case's worker ended ('SIGUSR1', 'exit status 35'), as its class only ('a signal', 'exit status')."""
+    return HIDDEN_ENDINGS.get(how.split(" ")[0], OTHER_ENDING)
 
 
-def known_exception(name: str) -> str:
-    """An exception's type as a hidden case may show it: Python's and torch's by name, the learner's own not."""
-    return name if name in KNOWN_EXCEPTIONS else "an exception of its own class"
-
-
-def _line(traceback: str) -> str:
-    """' (line 12)': where in the learner's file, from its own trimmed traceback; digits only."""
+def _line(traceback: str, lines: int) -> str:
+    """' (line 12)': where in the learner's file, from its own trimmed traceback; only a number that is a line
+    of that file as the grader counted it (the code can still choose among them: log2(lines) bits at most)."""
     found = re.findall(r'line (\d{1,7}), in', traceback or "")
-    return f" (line {found[-1]})" if found else ""
+    if not found or not 1 <= int(found[-1]) <= lines:
+        return ""
+    return f" (line {int(found[-1])})"
 
 
 def _first_tensor_name(function: Any, inputs: Any) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
+from grader.files import read_regular
 from grader.sandbox.box import Program, Sandbox
 from grader.sandbox.machine import open_sandbox
 from grader.sandbox.policy import base_env, module_command
@@ -60,13 +61,19 @@ class WorkerClient:
         self.load_result: RawResult | None = None
         self.baseline = 0
         self._next_id = 1
+        self.learner_lines = _line_count(learner)  # a hidden case names a line of the file only if it is one
 
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Start the process in a fresh sandbox; it imports torch while the grader prepares everything else."""
         self.sandbox = open_sandbox(self.memory_limit, use_cuda=self.use_cuda, hide=(self.root,))
-        learner = self.sandbox.add_file(self.learner)
+        try:
+            learner = self.sandbox.add_file(self.learner)
+        except BaseException:  # a file that cannot be copied in (refused, unreadable): no worker, nothing left
+            self.sandbox.close()
+            self.sandbox = None
+            raise
         self._tasks, worker_tasks = socket.socketpair()
         reply_read, reply_write = os.pipe()
         out_read, out_write = os.pipe()
@@ -253,6 +260,15 @@ class _Message:
     reply: object
     tensors: list = field(default_factory=list)
     kind: str = "message"
+
+
+def _line_count(path: Path) -> int:
+    """How many lines the file has (a last line without a newline counts); 0 when it cannot be read as graded."""
+    try:
+        data = read_regular(path)
+    except OSError:
+        return 0
+    return data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
 
 
 def _problem(error: Exception, when: str = "") -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from grader.errors import GraderError
-from grader.files import now, unique_path, write_atomic
+from grader.files import now, read_regular, unique_path, write_atomic
 from grader.learner.state_schema import shape_problem
 from grader.results import Report
 
@@ -261,9 +261,10 @@ class LearnerState:
 
 
 def snapshot(path: Path) -> bytes | None:
-    """The bytes of the file about to be graded, to keep with its submission; None if it cannot be read."""
+    """The bytes of the file about to be graded, to keep with its submission; None if it cannot be read as a
+    regular file within the grader's bound (a link, a pipe, a file too large are refused when graded too)."""
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except OSError:
         return None
 

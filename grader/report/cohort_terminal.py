@@ -8,7 +8,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from grader.report.terminal import show
+from grader.inert import one_line
+from grader.report.terminal import print_indented, show
 from grader.results.cohort import NOT_GRADED, STATUSES, CohortRun, Finished, Summary
 
 
@@ -49,17 +50,17 @@ class CohortProgress:
         self.done += 1
         self.failed += item.status != "passed"
         if item.status == NOT_GRADED:
-            verdict = f"[not graded]not graded[/]: {show(item.reason)}"
+            verdict = f"[not graded]not graded[/]: {show(one_line(item.reason))}"  # it may name a learner's file
         else:
             score = f"{item.score:.4g} of {item.max_score:g}" if item.max_score else f"{item.score:.4g}"
             verdict = f"{score}, [{item.status}]{item.status}[/] [muted]({item.seconds:.1f} s)[/]"
-        line = f"[{self.done}/{self.total}] {show(item.id)}: {verdict}"
+        line = f"[{self.done}/{self.total}] {show(one_line(item.id))}: {verdict}"
         if self._bar is not None:
             self._bar.update(self._task, advance=1, failed=self.failed)
             if item.status == NOT_GRADED:
-                self._bar.console.print(line)  # above the bar: what needs a look stays on screen
+                print_indented(self._bar.console, line, first="")  # above the bar: what needs a look stays on screen
         else:
-            self.console.print(line)
+            print_indented(self.console, line, first="")
 
     def close(self) -> None:
         if self._bar is not None:

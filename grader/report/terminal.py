@@ -8,10 +8,11 @@ from typing import Callable
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 from rich.theme import Theme
 
 from grader.grading.budget import NOT_RUN
-from grader.inert import cut, inert, show
+from grader.inert import cut, indented, inert, one_line, show
 from grader.report import summary
 from grader.report.progress_bar import LiveProgress
 from grader.results import CaseResult, Outcome, Report
@@ -30,6 +31,8 @@ LABELS = {
 }
 OUTPUT_LINES = 20
 OUTPUT_WIDTH = 200
+INDENT = " " * 8      # a case's own lines
+CONTINUED = " " * 10  # the later lines of one text, and the rest of a line wrapped: no column the grader starts at
 
 
 def make_console(file=None, width: int | None = None) -> Console:
@@ -39,6 +42,19 @@ def make_console(file=None, width: int | None = None) -> Console:
     extra = {"color_system": None} if plain else {}
     return Console(file=file or sys.stdout, theme=THEME, width=width, no_color=plain, highlight=False,
                    soft_wrap=True, emoji=False, **extra)
+
+
+def print_indented(console: Console, markup: str, first: str = INDENT) -> None:
+    """Print `markup` (its learner text already shown inert) so that none of it starts a line of its own: its
+    first line after `first`, every later line at CONTINUED, and on a terminal, which would wrap a long line
+    at column 0, each line wrapped here to the terminal's width, the rest at CONTINUED too."""
+    if not console.is_terminal:  # piped: nothing wraps it
+        console.print(first + indented(markup, CONTINUED))
+        return
+    width = max(console.width - len(CONTINUED), 20)
+    for number, line in enumerate(Text.from_markup(markup, emoji=False).split("\n", allow_blank=True)):
+        for index, piece in enumerate(line.wrap(console, width, overflow="fold") or [Text()]):
+            console.print(Text.assemble(first if number == index == 0 else CONTINUED, piece))
 
 
 class TerminalRenderer:
@@ -75,13 +91,15 @@ class TerminalRenderer:
         # need not finish before grading starts.
         self._every_case = self.verbose or mode != "submit"
         what = "examples" if mode == "run" else "every test, hidden ones included"
-        self._header = f"[heading]{show(exercise)}[/]: {show(file)} on {what}"
+        self._header = f"[heading]{show(one_line(exercise))}[/]: {show(one_line(file))} on {what}"
         self._containment = containment
 
     def _print_header(self) -> None:
         if self._header:
             containment = self._containment() if callable(self._containment) else self._containment
-            self.console.print(self._header + (f"\n[muted]{show(containment)}[/]" if containment else ""))
+            print_indented(self.console, self._header, first="")
+            if containment:
+                self.console.print(f"[muted]{show(containment)}[/]")
             self._header = ""
 
     def case(self, result: CaseResult) -> None:
@@ -96,7 +114,8 @@ class TerminalRenderer:
         self._print_header()
         style = result.outcome.value
         where = f"{result.function}, {result.device}" + (", hidden" if result.hidden else "")
-        self.console.print(f"[{style}]{LABELS[result.outcome]:<7}[/] {show(result.name)} [muted]({show(where)})[/]")
+        print_indented(self.console, f"[{style}]{LABELS[result.outcome]:<7}[/] {show(one_line(result.name))} "
+                                     f"[muted]({show(one_line(where))})[/]", first="")
         if result.extra.get("table"):
             self._table(result.extra["table"])
         if quiet:
@@ -106,23 +125,18 @@ class TerminalRenderer:
         if result.hidden:
             line = " ".join(part for part in (show(result.message), note) if part)
             if line:
-                self.console.print(f"        {line}")
+                print_indented(self.console, line)
             return
-        if result.message:
-            self.console.print(f"        {show(result.message)}")
-        if note:
-            self.console.print(f"        {note}")
-        if result.about:
-            self.console.print(f"        [muted]checks: {show(result.about)}[/]")
-        if result.inputs:
-            self.console.print(f"        [muted]inputs: {show(result.inputs)}[/]")
-        for line in result.details:
-            self.console.print(f"        {show(line)}")
+        for text in (show(result.message), note, f"[muted]checks: {show(result.about)}[/]" if result.about else "",
+                     f"[muted]inputs: {show(result.inputs)}[/]" if result.inputs else "",
+                     *(show(line) for line in result.details)):
+            if text:
+                print_indented(self.console, text)
         # A diagnosis is named once, after the cases, with every case it explains (render_summary).
         if result.traceback:
             self.console.print("        [muted]your code's traceback:[/]")
-            for line in inert(result.traceback).splitlines():
-                self.console.print(f"        [code]{escape(line)}[/]")
+            for line in inert(result.traceback).splitlines():  # every line the learner's, the exception's too
+                print_indented(self.console, f"[code]{escape(line)}[/]", first=CONTINUED)
         for name, text in (("printed", result.stdout), ("printed to stderr", result.stderr)):
             if text.strip():
                 self._output(name, text)
@@ -146,7 +160,7 @@ class TerminalRenderer:
         lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
         self.console.print(f"        [muted]your code {name}:[/]")
         for line in lines[:OUTPUT_LINES]:
-            self.console.print(f"        | {show(cut(line, OUTPUT_WIDTH))}")
+            print_indented(self.console, f"| {show(cut(line, OUTPUT_WIDTH))}")
         if len(lines) > OUTPUT_LINES:
             self.console.print(f"        | [muted]... {len(lines) - OUTPUT_LINES} more lines[/]")
 
@@ -178,7 +192,7 @@ class TerminalRenderer:
         which = f"none of its {total} cases ran" if unrun == total else f"{unrun} of its {total} cases did not run"
         self.console.print(f"[error]Your file could not be imported[/]{f', so {which}' if unrun else ''}:")
         for line in inert(report.load_error).splitlines():
-            self.console.print(f"  {escape(line)}")
+            print_indented(self.console, escape(line), first="  ")
 
     def _summary(self, report: Report) -> None:
         """After the cases: per suite counts, each likely mistake once, what to fix first, then the verdict."""

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import PACKAGE
+from grader.errors import UsageError
+from grader.files import RefusedFile, read_regular
 from grader.sandbox import cgroups, proctree, seccomp, view, zygote
 from grader.sandbox.policy import FILE_BYTES, TMP_BYTES
 
@@ -86,7 +88,12 @@ class Sandbox:
         copies = self.folder / folder
         copies.mkdir(mode=0o755, exist_ok=True)
         copy = copies / host.name
-        shutil.copyfile(host, copy)
+        # One descriptor that follows no link, checked (a regular file, within the size limit) and read: a file
+        # swapped for a link after the grader looked at it is refused here, never copied from where it points.
+        try:
+            copy.write_bytes(read_regular(host))
+        except RefusedFile as error:
+            raise UsageError(f"{host}: not graded: {error.reason}") from None
         copy.chmod(0o644)
         copies.chmod(0o755)
         if self.user is not None and not self.apart and os.geteuid() == 0:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-
 @dataclass
 class Hierarchy:
     """Where one cgroup tree is mounted and which group this process is in there."""

@@ -9,6 +9,7 @@ the grader treats every byte that comes back as hostile (grader/channel/replies.
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
 import os
@@ -112,7 +113,15 @@ def run_task(module: Any, learner: Path, task: dict[str, Any], fd: int, observe,
     """Call one learner function on the task's inputs and describe what came back (its tensors into `tensors`)."""
     import torch
 
-    inputs = open_shared(fd, task["size"], task["tensors"])
+    try:
+        inputs = open_shared(fd, task["size"], task["tensors"])
+    except OSError as error:
+        if error.errno != errno.ENOMEM:
+            raise
+        # The address space this process may have is used up (its limit where there is no cgroup): by the
+        # learner's code, which has run in this process since its import.
+        return {"kind": "out-of-memory", "exception": "MemoryError", "seconds": 0.0, "traceback": "",
+                "message": "no room left in your process's memory to map this case's inputs"}
     device = task["device"]
     given = [tensor.to(device) for tensor in inputs] if device != "cpu" else inputs
     versions = [tensor._version for tensor in given]

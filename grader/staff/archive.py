@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import re
 import stat
@@ -87,23 +88,24 @@ def _member(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def read_submission(path: Path, exercise: str | None = None) -> Archive:
+def read_submission(path: Path, exercise: str | None = None, data: bytes | None = None) -> Archive:
     """The archive's files, once its manifest matches them; ArchiveError (one line naming it) otherwise.
 
     The archive is read as hostile: it is never extracted, its size, member count and each member's
     size are bounded before anything is decompressed, and member names must be bare file names.
+    `data`: the archive's bytes, already read (as a regular file, bounded); `path` then only names it.
     """
     def refuse(why: str) -> ArchiveError:
         return ArchiveError(f"{path}: {why}")
 
     try:
-        size = Path(path).stat().st_size
+        size = Path(path).stat().st_size if data is None else len(data)
     except OSError as error:
         raise refuse(f"cannot be read ({error.strerror or error})") from None
     if size > MAX_ARCHIVE_BYTES:
         raise refuse(f"is {size} bytes; a submission archive is at most {MAX_ARCHIVE_BYTES >> 20} MiB")
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(path if data is None else io.BytesIO(data)) as archive:
             members = _check_members(archive.infolist(), refuse)
             contents = {info.filename: _read_member(archive, info, refuse) for info in members}
     except ArchiveError:

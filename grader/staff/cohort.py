@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from grader import PACKAGE
 from grader.course import trust
 from grader.course.exercise import Exercise
-from grader import PACKAGE
 from grader.errors import UsageError
+from grader.files import RefusedFile
 from grader.inert import inert
 from grader.results.cohort import NOT_GRADED, RESULTS, CohortRun, Finished, load_entries
 from grader.staff import gradebook
@@ -76,7 +77,9 @@ def settings_of(exercise: Exercise, options: Options) -> dict[str, Any]:
 
 
 def _key(settings: dict[str, Any], what: str) -> str:
-    return hashlib.sha256(f"{json.dumps(settings, sort_keys=True)}\n{what}".encode()).hexdigest()
+    # A reason may name a learner's file, whose name need not be UTF-8 (its undecodable bytes are surrogates).
+    text = f"{json.dumps(settings, sort_keys=True)}\n{what}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Options,
@@ -137,8 +140,12 @@ def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], 
                 sha, data = read_graded(submission, exercise.stub.name, exercise.name)
                 job = Job(submission.id, submission.name, data, options.device, options.time_limit,
                           options.memory_limit_mb, options.time_budget)
+            except RefusedFile as error:  # a link, not a regular file, too large: this entry's row, never the run's end
+                reason, lasting = error.reason, error.lasting
             except OSError as error:
                 reason, lasting = f"unreadable: {error.strerror or error}", False
+            except MemoryError:  # the grader's memory, not the entry's fault alone: tried again next run
+                reason, lasting = "unreadable: the grader ran out of memory reading it", False
             except ArchiveError as error:  # decided by the archive's bytes: it stays while they do
                 reason = str(error)
         # No key for what may be different next time (missing, unreadable): it is looked at again.

@@ -12,6 +12,7 @@ readable by everyone.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -22,7 +23,8 @@ from pathlib import Path
 from grader import PACKAGE, __version__
 from grader.course.exercise import Exercise, find_exercise
 from grader.errors import GraderError, UsageError
-from grader.files import write_atomic
+from grader.files import RefusedFile, kind_of, read_regular, write_atomic
+from grader.inert import one_line
 
 ROOT_VARIABLE = "GRADER_AUTOGRADER_ROOT"  # a simulated /autograder, for trying the zip out
 
@@ -129,7 +131,11 @@ def _grade(root: Path) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="grader-submission-"))
     try:
         copy = folder / exercise.stub.name
-        shutil.copyfile(learner, copy)
+        try:
+            # One descriptor that follows no link, checked and read: what is copied is the file that was found.
+            copy.write_bytes(read_regular(learner))
+        except RefusedFile as error:
+            raise UsageError(f"{_shown(learner, root / 'submission')}: not graded: {error.reason}") from None
         report = grade(exercise, copy, "submit", "all", confined=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -140,19 +146,30 @@ def _grade(root: Path) -> dict:
 
 
 def _submitted_file(folder: Path, stub: str) -> Path:
-    """The learner's file: the stub's name anywhere in the submission, else its only Python file."""
+    """The learner's file: the stub's name anywhere in the submission, else its only Python file.
+
+    Walked without following a link: a link named like the file is found, and refused by name."""
     if not folder.is_dir():
         raise UsageError(f"there is no submission folder ({folder})")
-    named = sorted(path for path in folder.rglob(stub) if path.is_file())
-    if len(named) == 1:
-        return named[0]
-    python = sorted(path for path in folder.rglob("*.py") if path.is_file())
+    found = sorted(Path(top) / name for top, _, names in os.walk(folder, followlinks=False) for name in names)
+    named = [path for path in found if path.name == stub]
+    python = [path for path in found if path.suffix == ".py"]
     if len(named) > 1:
         raise UsageError(f"the submission has {len(named)} files named {stub}; hand in one")
-    if len(python) == 1:
-        return python[0]
-    raise UsageError(f"the submission has no file named {stub}" + (
-        f" and {len(python)} other Python files; hand in {stub}" if python else ""))
+    if not named and len(python) != 1:
+        raise UsageError(f"the submission has no file named {stub}" + (
+            f" and {len(python)} other Python files; hand in {stub}" if python else ""))
+    chosen = named[0] if named else python[0]
+    kind = kind_of(chosen)
+    if kind != "file":
+        what = "a symbolic link" if kind == "link" else "not a regular file"
+        raise UsageError(f"{_shown(chosen, folder)}: not graded: {what} (hand in the file itself)")
+    return chosen
+
+
+def _shown(path: Path, folder: Path) -> str:
+    """A submitted file's name as the learner gave it, on one line."""
+    return one_line(path.relative_to(folder).as_posix())
 
 
 def _failure(message: str, started: float) -> dict:

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.files import SOURCE_LIMIT, kind_of, read_regular
+
 ID_LIMIT = 120  # characters of an id before its hash; results/<id>.json stays well under any file-name limit
 SKIPPED_ENTRIES = {"__pycache__", "__MACOSX"}  # what tools leave next to submissions; not a learner's work
 
@@ -26,20 +28,24 @@ class Submission:
 
 def find_submissions(paths: list[Path], stub: str, exclude: tuple[Path, ...] = ()) -> list[Submission]:
     """Every submission under `paths`, in id order: a file, a folder holding `stub` or exactly one .py,
-    or a folder of those (one submission per entry); never what is in `exclude` (the gradebook itself)."""
+    or a folder of those (one submission per entry); never what is in `exclude` (the gradebook itself).
+
+    A folder named here may be reached through a link (the staff's own layout); nothing found inside one is
+    followed: an entry that is a symbolic link, or holds one as its file, is that entry's "not graded" row,
+    and so is one that is not a regular file (a FIFO, a device)."""
     found: list[tuple[Path, Path | None, str, bool]] = []
     skip = {Path(os.path.abspath(path)) for path in exclude}
     for given in paths:
         path = Path(os.path.abspath(given))
         try:
-            if not path.exists():
+            if not os.path.lexists(path):
                 found.append((path, None, "missing: no such file or folder", False))
             elif path.is_dir() and not _is_one_submission(path, stub):
                 entries = sorted(entry for entry in path.iterdir() if entry not in skip
                                  and not entry.name.startswith(".") and entry.name not in SKIPPED_ENTRIES)
-                found += [(entry, *_graded_file(entry, stub)) for entry in entries]
+                found += [(entry, *_graded_file(entry, stub, named=False)) for entry in entries]
             else:
-                found.append((path, *_graded_file(path, stub)))
+                found.append((path, *_graded_file(path, stub, named=True)))
         except OSError as error:  # a folder that cannot be listed: recorded, and looked at again next run
             found.append((path, None, f"unreadable: {error.strerror or error}", False))
     ids = make_ids([path for path, *_ in found])
@@ -51,48 +57,59 @@ def find_submissions(paths: list[Path], stub: str, exclude: tuple[Path, ...] = (
 
 def _is_one_submission(folder: Path, stub: str) -> bool:
     """A learner's folder (the stub's name, or one .py, or no .py and one archive; no folders), not a folder
-    of submissions."""
-    if (folder / stub).is_file():
+    of submissions. Links are looked at, never followed: a link to a folder counts as a folder."""
+    if os.path.lexists(folder / stub):
         return True
-    entries = [entry for entry in folder.iterdir() if entry.name not in SKIPPED_ENTRIES]
-    python = [entry for entry in entries if entry.suffix == ".py" and entry.is_file()]
-    archives = [entry for entry in entries if entry.suffix.lower() == ".zip" and entry.is_file()]
+    entries = [(entry, kind_of(entry)) for entry in folder.iterdir() if entry.name not in SKIPPED_ENTRIES]
+    python = [entry for entry, kind in entries if entry.suffix == ".py" and kind != "folder"]
+    archives = [entry for entry, kind in entries if entry.suffix.lower() == ".zip" and kind != "folder"]
+    others = [entry for entry, kind in entries if kind in ("folder", "link") and entry not in python + archives]
     return (len(python) == 1 or (not python and len(archives) == 1)) and not any(
-        entry.is_dir() and not entry.name.startswith(".") for entry in entries)
+        not entry.name.startswith(".") for entry in others)
 
 
-def _graded_file(path: Path, stub: str) -> tuple[Path | None, str, bool]:
+def _graded_file(path: Path, stub: str, named: bool) -> tuple[Path | None, str, bool]:
     """The Python file a submission entry stands for, or why there is none (and whether that lasts)."""
     try:
-        return _graded_file_in(path, stub)
+        return _graded_file_in(path, stub, named)
     except OSError as error:
         return None, f"unreadable: {error.strerror or error}", False
 
 
-def _graded_file_in(path: Path, stub: str) -> tuple[Path | None, str, bool]:
-    if path.is_dir():
-        if (path / stub).is_file():
-            return path / stub, "", True
-        candidates = sorted(entry.name for entry in path.iterdir() if entry.suffix == ".py" and entry.is_file())
+def _graded_file_in(path: Path, stub: str, named: bool) -> tuple[Path | None, str, bool]:
+    kind = kind_of(path)
+    if kind == "link" and not (named and path.is_dir()):  # only a folder named on the command line is followed
+        return None, "a symbolic link", True
+    if kind in ("folder", "link"):
+        listed = {entry.name: kind_of(entry) for entry in path.iterdir()}
+        if stub in listed:
+            return _one_of(path, stub, listed[stub])
+        candidates = sorted(name for name, inner in listed.items() if name.endswith(".py") and inner != "folder")
         if not candidates:
             # What a learner's bundle hands in: one archive, its manifest checked when it is read.
-            candidates = sorted(entry.name for entry in path.iterdir()
-                                if entry.suffix.lower() == ".zip" and entry.is_file())
-            if len(candidates) == 1:
-                return path / candidates[0], "", True
+            candidates = sorted(name for name, inner in listed.items()
+                                if name.lower().endswith(".zip") and inner != "folder")
             if not candidates:
                 return None, f"no Python file or submission archive in the folder (expected {stub})", True
         if len(candidates) > 1:
             shown = ", ".join(candidates[:4]) + (", ..." if len(candidates) > 4 else "")
             return None, f"more than one candidate file ({shown}) and none called {stub}", True
-        return path / candidates[0], "", True
-    if not path.is_file():
-        return None, "missing: not a regular file", False
+        return _one_of(path, candidates[0], listed[candidates[0]])
+    if kind != "file":
+        return None, "not a regular file", True
     if path.suffix.lower() == ".zip":
         return path, "", True  # the archive itself: its manifest is checked when it is read (read_graded)
     if path.suffix != ".py":
         return None, f"not a Python file ({path.suffix or 'no extension'})", True
     return path, "", True
+
+
+def _one_of(folder: Path, name: str, kind: str) -> tuple[Path | None, str, bool]:
+    """The file `name` in a learner's folder, if it is a regular file."""
+    if kind == "file":
+        return folder / name, "", True
+    what = {"link": "a symbolic link", "folder": "a folder"}.get(kind, "not a regular file")
+    return None, f"{name} is {what}", True
 
 
 def make_ids(paths: list[Path]) -> dict[Path, tuple[str, str]]:
@@ -112,7 +129,8 @@ def make_ids(paths: list[Path]) -> dict[Path, tuple[str, str]]:
         changed = name != relatives[path].replace("/", "__")
         if changed or seen[name.lower()] > 1:
             # A name that was altered or shared gets a hash of its true path: two submissions never share a file.
-            name = f"{name}-{hashlib.sha256(relatives[path].encode()).hexdigest()[:8]}"
+            # Of the name's bytes as the file system holds them: any byte, UTF-8 or not, hashes.
+            name = f"{name}-{hashlib.sha256(os.fsencode(relatives[path])).hexdigest()[:8]}"
         ids[path] = (name, relatives[path])
     return ids
 
@@ -126,17 +144,19 @@ def _safe(relative: str) -> str:
 def read_graded(submission: Submission, stub: str, exercise: str) -> tuple[str, bytes]:
     """The bytes that are graded and their sha256: the file, or the stub's file in a verified archive.
 
-    OSError when the file cannot be read; ArchiveError (its why, without the path) for an archive
-    that is malformed, changed after it was written, for another exercise, or without the stub's file.
+    RefusedFile (an OSError, with the reason for the entry's row) for a link, a file that is not regular, one
+    over its limit or one that cannot be read; ArchiveError (its why, without the path) for an archive that
+    is malformed, changed after it was written, for another exercise, or without the stub's file.
     """
     assert submission.file is not None
     if submission.file.suffix.lower() != ".zip":
-        data = submission.file.read_bytes()
+        data = read_regular(submission.file, SOURCE_LIMIT)
         return hashlib.sha256(data).hexdigest(), data
-    from grader.staff.archive import ArchiveError, read_submission
+    from grader.staff.archive import MAX_ARCHIVE_BYTES, ArchiveError, read_submission
 
+    data = read_regular(submission.file, MAX_ARCHIVE_BYTES)  # read once: the archive checked is the one read
     try:
-        files = read_submission(submission.file, exercise).files
+        files = read_submission(submission.file, exercise, data=data).files
     except ArchiveError as error:
         # Named by the id in every file of the gradebook: the path, long and local, is left out.
         raise ArchiveError(f"archive: {str(error).removeprefix(f'{submission.file}: ')}") from None
