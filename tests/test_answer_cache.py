@@ -71,9 +71,22 @@ def test_a_second_command_reads_the_slow_answers_instead_of_computing_them(exerc
     assert [r.outcome for r in second.results] == [r.outcome for r in first.results]
 
 
-def test_without_a_sandbox_nothing_is_read_or_written(exercise, course, unsandboxed, monkeypatch) -> None:
+def test_only_where_learner_code_cannot_write_the_course_is_an_answer_trusted(monkeypatch) -> None:
+    """A view, Landlock or a uid of its own keep learner code from the folder; as the grader's own user with none of
+    them (macOS, an ordinary user with GRADER_SANDBOX=off and no Landlock) it could plant an answer."""
+    from grader.sandbox import machine
+
+    for found, trusted in ((machine.Support("namespaces", None, ""), True),
+                           (machine.Support("none", None, "", landlock=6), True),
+                           (machine.Support("none", 240_000, ""), True),
+                           (machine.Support("none", None, ""), False)):
+        monkeypatch.setattr(machine, "support", lambda found=found: found)
+        assert answer_cache.usable() is trusted, found
+
+
+def test_where_it_cannot_be_trusted_nothing_is_read_or_written(exercise, course, unsandboxed, monkeypatch) -> None:
     monkeypatch.setattr(answer_cache, "SLOW_SECONDS", 0.0)
-    assert not answer_cache.usable()
+    monkeypatch.setattr(answer_cache, "usable", lambda: False)
     case._PREPARED.clear()
     case._PREPARING.clear()
     report = grade(exercise, exercise.solution, "run", "cpu")

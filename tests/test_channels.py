@@ -72,7 +72,7 @@ def test_the_submitted_snapshot_and_the_bundle_archive_never_follow_a_link(exerc
 def test_a_file_refused_as_the_sandbox_copies_it_is_one_error_and_leaves_no_worker(scale_course, monkeypatch) -> None:
     from grader.course.exercise import find_exercise
     from grader.grading.pipeline import grade
-    from grader.sandbox import Sandbox
+    from grader.sandbox.box import Sandbox
 
     def refused(self, host, folder="submission"):  # as a file swapped for a link after it was looked at is
         raise UsageError(f"{host}: not graded: a symbolic link")
