@@ -15,12 +15,14 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -95,7 +97,7 @@ def world():
         port = listener.getsockname()[1]
         threading.Thread(target=_answer, args=(listener,), daemon=True).start()
         base = (FIXTURES / "attacks" / "_base.py").read_text()
-        for name in ("hides_memory", "reaches_out"):
+        for name in ("hides_memory", "reaches_out", "outlives_the_grader"):
             text = (FIXTURES / "attacks" / f"{name}.py").read_text()
             for key, value in (("COURSE", str(course)), ("PORT", str(port)), ("MARK", mark)):
                 text = text.replace(f'{key} = "none"', f'{key} = "{value}"')
@@ -118,16 +120,20 @@ def _answer(listener: socket.socket) -> None:
             connection.sendall(b"HOST")
 
 
-def grade_at(world: dict, level: str, *args: str) -> subprocess.CompletedProcess:
-    command = [str(world["python"]), "-m", "grader", *args, "--device", "cpu", "--no-record"]
+def command_at(world: dict, level: str, *args: str) -> tuple[list[str], dict[str, str]]:
+    """The grader's command line at `level`, and its environment."""
+    grader = [*args, "--device", "cpu", "--no-record"]
     if level == "root":
-        command = [sys.executable, "-m", "grader", *args, "--device", "cpu", "--no-record"]
-        return subprocess.run(command, cwd=world["course"], capture_output=True, text=True, timeout=300,
-                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(world["root"])})
+        return ([sys.executable, "-m", "grader", *grader],
+                {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(world["root"])})
     purelib = sysconfig.get_paths()["purelib"]
-    return subprocess.run([sys.executable, str(CONFINE), level, str(world["root"]), purelib, str(REPO), "--",
-                           *command], cwd=world["course"], capture_output=True, text=True, timeout=300,
-                          env={"HOME": str(world["course"])})
+    return ([sys.executable, str(CONFINE), level, str(world["root"]), purelib, str(REPO), "--",
+             str(world["python"]), "-m", "grader", *grader], {"HOME": str(world["course"])})
+
+
+def grade_at(world: dict, level: str, *args: str) -> subprocess.CompletedProcess:
+    command, env = command_at(world, level, *args)
+    return subprocess.run(command, cwd=world["course"], capture_output=True, text=True, timeout=300, env=env)
 
 
 def marked(mark: str) -> list[int]:
@@ -165,4 +171,51 @@ def test_learner_code_reaches_nothing_and_leaves_nothing(world, level) -> None:
     found = json.loads(match.group(1))
     assert found["reference"].startswith("refused") and found["hidden"].startswith("refused"), found
     assert found["listener"].startswith("refused"), found
-    assert marked(world["mark"]) == [], found  # whatever it started is gone with the grader
+    # Where a cgroup counts every process, a daemon may start, and is gone with the sandbox; elsewhere none starts.
+    assert found["daemon"] == ("started" if level in ("root", "off") else "refused (Operation not permitted)"), found
+    assert marked(world["mark"]) == [], found
+
+
+@pytest.mark.parametrize("level", ["root", "off"])  # elsewhere no process of the learner's may start at all
+def test_a_daemon_dies_with_a_grader_killed_by_sigkill(world, level) -> None:
+    command, env = command_at(world, level, "run", "07", "--file", "outlives_the_grader.py", "-k", "ring-two")
+    grader = subprocess.Popen(command, cwd=world["course"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not marked(world["mark"]):
+            time.sleep(0.1)
+        assert marked(world["mark"]), "the daemon never started"
+        grader.kill()  # no cleanup of its own runs: only what the kernel and the sandbox's init do
+        grader.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and marked(world["mark"]):
+            time.sleep(0.1)
+        assert marked(world["mark"]) == []
+    finally:
+        grader.kill()
+        grader.wait()
+        for pid in marked(world["mark"]):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_container_without_landlock_grades_only_a_course_private_to_root(world) -> None:
+    """An older Docker's profile refuses Landlock too: the course must then be root's alone, as setup.sh leaves it."""
+    reference = ("submit", "07", "--file", "solutions/07-ring-attention/ring_attention.py")
+    done = grade_at(world, "container-no-landlock", *reference)
+    assert done.returncode == 3 and "Not graded:" in done.stdout and "chmod -R go-rwx" in done.stdout, done.stdout
+    private = [world["course"] / "exercises", world["course"] / "solutions"]
+    try:
+        for folder in private:
+            for path in [folder, *folder.rglob("*")]:
+                path.chmod(path.stat().st_mode & ~0o077)
+        done = grade_at(world, "container-no-landlock", *reference)
+        assert done.returncode == 0 and "Score 100 of 100" in done.stdout, done.stdout + done.stderr
+        assert "no Landlock" in done.stdout
+        done = grade_at(world, "container-no-landlock", "run", "07", "--file", "reaches_out.py", "-k", "ring-two")
+        found = json.loads(re.search(r"FOUND (\{.*?\})", done.stdout.replace("\n", " ")).group(1))
+        assert found["reference"].startswith("refused") and found["hidden"].startswith("refused"), found
+    finally:
+        for folder in private:
+            for path in [folder, *folder.rglob("*")]:
+                path.chmod(path.stat().st_mode | (0o055 if path.is_dir() else 0o044))

@@ -171,8 +171,9 @@ def containment() -> str:
     if found.landlock:
         return (f"no sandbox ({found.reason}): Landlock (ABI {found.landlock}): the system, Python and the grader "
                 f"read-only, a folder of its own, no TCP, no signal outside; {counted}; {filtered}; {who}")
-    reach = ("the network is within reach, and the course too where its files are readable by every user"
-             if found.user is not None else "your code runs as you: the course and the network are within its reach")
+    network = " and the network" if found.memory_cgroup else ""  # one process may open no socket at all
+    reach = (f"the course (where its files are readable by every user){network} within reach"
+             if found.user is not None else f"your code runs as you: the course{network} within its reach")
     return f"no sandbox ({found.reason}, no Landlock): own process tree and limits only; {reach}; {counted}; {filtered}; {who}"
 
 
