@@ -336,3 +336,14 @@ def test_a_program_keeps_no_capability_even_without_an_exec(tmp_path):
 def _capabilities() -> str:
     with open("/proc/self/status") as status:
         return next(line.split()[1] for line in status if line.startswith("CapEff:"))
+
+
+def test_a_torch_py_where_the_grader_starts_is_never_imported(course, tmp_path) -> None:
+    """Planted beside the course: neither `python -m grader` itself, nor its zygote, nor a worker imports it."""
+    marker = tmp_path / "planted-torch-ran"
+    (course / "torch.py").write_text(f"open({str(marker)!r}, 'a').write('ran')\nraise SystemExit(7)\n")
+    done = subprocess.run([sys.executable, "-m", "grader", "submit", "07", "--file",
+                           str(course / "solutions/07-ring-attention/ring_attention.py"), "--no-record",
+                           "--device", "cpu"], cwd=course, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and not marker.exists(), done.stdout + done.stderr
