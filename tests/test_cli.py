@@ -84,6 +84,7 @@ def test_submit_wrong_is_rejected_with_actionable_message(course, capsys) -> Non
 def test_hidden_failures_show_no_inputs_or_prints(course, capsys) -> None:
     code, out = run(capsys, "submit", "--file", str(SUBMISSIONS / "wrong_no_rescale.py"), "--no-record")
     hidden_block = out[out.index("hidden)"):]
+    hidden_block = hidden_block.split("distributed_ring")[0]  # the ring suite's cases, after, are visible ones
     assert "inputs:" not in hidden_block
     assert "merging without rescaling" not in hidden_block
 

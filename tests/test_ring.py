@@ -136,7 +136,7 @@ def test_an_exercise_without_the_suite_refuses_the_option(course, capsys, tmp_pa
     checker.write_text(checker.read_text().replace('return {"ring": RingSuite(self, Path(__file__).parent)}',
                                                    "return {}").replace("from ring import RingSuite", "pass"))
     assert cli.main(["run", "--ring", "2", "--no-record"]) == 2
-    assert capsys.readouterr().out.strip() == "error: --ring: 07-ring-attention has no ring suite"
+    assert capsys.readouterr().out.strip() == "error: --ring: 07-ring-attention has no distributed suite"
 
 
 def test_ring_table_in_terminal_and_json(suite):

@@ -71,9 +71,8 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader.report.gradescope_json import report_to_json, write_json
     from grader.report.terminal import TerminalRenderer
 
-    ring = getattr(args, "ring", None)
-    if ring is not None and ring < 2:
-        raise UsageError(f"--ring needs at least 2 ranks, not {ring}")
+    group = next(((option, value) for option in ("ranks", "ring") if (value := getattr(args, option, None)) is not None),
+                 None)
     exercise = exercise_from_args(args)
     # A learner bundle holds the examples alone: its submit runs them, then archives the file for the course.
     archive = mode == "submit" and exercise.precomputed is not None
@@ -90,7 +89,7 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     with renderer.live():  # a progress bar on a terminal, gone before the summary
         report = grade(exercise, file, mode, args.device, on_result=renderer.case, on_start=renderer.start,
                        time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,
-                       group=("ring", ring) if ring is not None else None, time_budget=args.time_budget, only=only)
+                       group=group, time_budget=args.time_budget, only=only)
     if only is not None:
         report.selection = args.pattern
         report.notes.append(f"Only the examples matching -k {args.pattern!r} ran ({len(only)}).")

@@ -48,8 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--no-record", action="store_true", help="do not record this in .grader/")
         _limit_options(command, "memory limit of the worker",
                        "for the whole command (default: the exercise's, 300 s): cases left then are not run")
-        command.add_argument("--ring", type=int, metavar="N",
-                             help="then run a real ring of N >= 2 processes (torch.distributed)")
+        ranks = command.add_mutually_exclusive_group()
+        ranks.add_argument("--ranks", type=int, metavar="N",
+                           help="then run the exercise's distributed suite with N >= 2 processes (torch.distributed; "
+                                "a submit runs it anyway where the exercise says so)")
+        ranks.add_argument("--ring", type=int, metavar="N", help="the same, for an exercise whose suite is a ring (07)")
         command.add_argument("--verbose", action="store_true",
                              help="a line for every case, passing ones included (submit shows failures only)")
         if name in ("run", "watch"):

@@ -27,7 +27,7 @@ COURSE_FILE = Path("exercises") / "course.yaml"
 EXERCISE_FILE = "exercise.yaml"
 KNOWN_KEYS = {"name", "title", "stub", "starter", "statement", "checker", "examples", "hidden", "solution",
               "mistakes", "variants", "hints", "time_limit", "memory_limit_mb", "max_score", "rules", "directory",
-              "precomputed", "time_budget"}
+              "precomputed", "time_budget", "distributed"}
 HAND_IN_DEFAULT = "hand it in as your course asks"
 
 
@@ -44,6 +44,15 @@ class Rules:
 
 
 RULE_KEYS = frozenset(rule.name for rule in fields(Rules))
+
+
+@dataclass(frozen=True)
+class Distributed:
+    """How an exercise's distributed suite runs (exercise.yaml's `distributed`): a plain `submit`, `grader grade`
+    and the autograder run it with `ranks` ranks; its cases count toward the score unless `counts` is false."""
+
+    ranks: int = 2
+    counts: bool = True
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,7 @@ class Exercise:
     max_score: float | None = None  # None: one point per case
     rules: Rules = field(default_factory=Rules)
     precomputed: Path | None = None  # a learner bundle's examples, stored whole: no checker, cases or reference
+    distributed: Distributed | None = None  # its distributed suite, where every submission runs it
 
     def hint_files(self) -> list[Path]:
         """The staged hints, in the order they open."""
@@ -172,7 +182,8 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
         time_limit=limit, time_budget=budget, memory_limit_mb=memory,
         max_score=float(max_score) if max_score is not None else None,
         rules=_rules(data.get("rules"), path),
-        precomputed=inside("precomputed", None) if data.get("precomputed") is not None else None)
+        precomputed=inside("precomputed", None) if data.get("precomputed") is not None else None,
+        distributed=_distributed(data.get("distributed"), path))
 
 
 def hand_in(root: Path) -> str:
@@ -184,6 +195,21 @@ def hand_in(root: Path) -> str:
 def _path(root: Path, folder: Path, value: str) -> Path:
     """A path from exercise.yaml: absolute, from the repository root ('/...' is kept), or from the folder."""
     return Path(value) if Path(value).is_absolute() else (folder / value).resolve()
+
+
+def _distributed(value: object, path: Path) -> Distributed | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) - {"ranks", "counts"}:
+        raise ConfigError("distributed must be a mapping of ranks (2 or more) and counts (true or false)", path,
+                          getattr(value, "line", None))
+    ranks, counts = value.get("ranks", 2), value.get("counts", True)
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 2:
+        raise ConfigError(f"distributed: ranks must be a whole number of 2 or more, not {ranks!r}", path,
+                          getattr(value, "line", None))
+    if not isinstance(counts, bool):
+        raise ConfigError(f"distributed: counts must be true or false, not {counts!r}", path, getattr(value, "line", None))
+    return Distributed(ranks, counts)
 
 
 def _rules(value: object, path: Path) -> Rules:

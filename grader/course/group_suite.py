@@ -1,13 +1,21 @@
-"""The interface for an exercise's extra suite run by a group of processes (a distributed ring), and its inputs.
+"""The interface for an exercise's distributed suite, run by a group of processes, and one case's inputs.
 
 An exercise whose functions are meant to run across processes (ring attention's chunk functions,
-with shards travelling between ranks) subclasses `GroupSuite` and returns it from its checker's
-`suites()`, keyed by the command-line option that runs it: `{"ring": RingSuite(...)}` makes
-`grader run --ring N` start N ranks. The grader starts the ranks in one sandbox, hands each its
-own tensors, supervises them as a group (time, memory, who failed first) and judges each rank's
-output against the exercise's expected values; the exercise says what the cases are, what each
-rank receives and should return, and what each rank does (`rank_program`, a Python file that
-defines `run(learner, tensors, config)`; see grader/sandboxed/rank.py).
+with shards travelling between ranks; a tensor-parallel layer's all-reduce) subclasses `GroupSuite`
+and returns it from its checker's `suites()`, keyed by its own name: `{"ring": RingSuite(...)}`.
+`grader run --ranks N` (or the suite's own name, `--ring N`) starts N ranks; where exercise.yaml
+declares `distributed: {ranks: N}`, every submission runs it with N ranks, `grader grade` and the
+autograder too, and its cases count toward the score unless `counts: false`.
+
+The grader starts the ranks in one sandbox, hands each its own tensors, lets them join one
+torch.distributed process group, then starts every rank's program at once and counts, with the
+kernel, the bytes they move between them from then on; it supervises them as a group (time,
+memory, who failed first) and judges each rank's output against the exercise's expected values,
+and the traffic against the case's bounds (`min_traffic`, `max_traffic`). The exercise says what
+the cases are, what each rank receives and should return, and what each rank does
+(`rank_program`, a Python file that defines `run(learner, tensors, config) -> (output, stats)`,
+calling the learner through `call_learner`; `config` holds `rank`, `world_size` and the case's own
+`config`; the process group is torch.distributed's default one).
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ class GroupInputs:
     baseline: list[torch.Tensor] | None = None  # per rank, for half precision: the reference's own answer
     config: dict[str, Any] = field(default_factory=dict)  # given to every rank's program
     min_traffic: int = 0                # bytes the ranks must at least move between them (0: not checked)
+    max_traffic: int = 0                # bytes they may move at most, once every rank has joined (0: not checked)
+    traffic_reason: str = ""            # why, in the exercise's words, for a case that moves more
 
     @property
     def world(self) -> int:
@@ -39,9 +49,9 @@ class GroupInputs:
 
 
 class GroupSuite:
-    """Subclass in the exercise folder; the grader runs it when its option (`--ring N`) is given."""
+    """Subclass in the exercise folder; the grader runs it on a submission, or when asked (`--ranks N`)."""
 
-    option = "ring"
+    option = "ring"                 # its own name on the command line: `--ring N` as well as `--ranks N`
     function = "distributed_ring"   # the `function` its cases name
     uses: tuple[str, ...] = ()      # the learner's functions each rank calls: their failures may explain this suite's
     rank_program: Path              # the exercise's file each rank runs, inside the sandbox

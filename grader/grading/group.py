@@ -55,13 +55,36 @@ class Rank:
     reader: threading.Thread | None = None
 
 
+def choose_suite(exercise: Exercise, suites: dict[str, GroupSuite], requested: tuple[str, int] | None,
+                 mode: str) -> tuple[GroupSuite, int] | None:
+    """The distributed suite to run and its world size: the one asked for (`--ranks N`, or the suite's own name,
+    such as 07's `--ring N`), else, for a submission, the one exercise.yaml declares; None where none runs.
+    A world size none of the suite's cases needs is a usage error, never a run of nothing."""
+    if requested is None:
+        if mode != "submit" or exercise.distributed is None or not suites:
+            return None
+        requested = ("ranks", exercise.distributed.ranks)
+    option, world = requested
+    if world < 2:
+        raise UsageError(f"--{option} needs at least 2 ranks, not {world}")
+    if not suites:
+        raise UsageError(f"--{option}: {exercise.name} has no distributed suite")
+    suite = next(iter(suites.values())) if option == "ranks" else suites.get(option)
+    if suite is None:
+        raise UsageError(f"--{option}: {exercise.name} has no {option} suite (it has: "
+                         f"{', '.join(f'--{name}' for name in suites)}, or --ranks)")
+    if not suite.cases(world):
+        sizes = sorted({suite.world_of(case) for case in suite.all_cases()})
+        raise UsageError(f"--{option} {world}: {exercise.name}'s {suite.option} suite has no case for {world} ranks"
+                         + (f" (its cases need {', '.join(map(str, sizes))})" if sizes else ""))
+    return suite, world
+
+
 def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world: int, device: str, report: Report,
                     on_result: Callable[[CaseResult], None], reference: Any, time_limit: float | None = None,
                     budget: Budget | None = None) -> None:
     """Run every case of `suite` for `world` ranks after the ordinary cases; results go into `report`.
     With a `budget`, cases are not run once the suite has timed out a few times or the budget is used up."""
-    if world < 2:
-        raise UsageError(f"--{suite.option} needs at least 2 ranks, not {world}")
     use_cuda = False
     if device != "cpu":
         import torch
@@ -77,6 +100,8 @@ def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world:
             result = budget.not_run(case, "cuda" if use_cuda else "cpu", refusal)
         else:
             result = budget.count(run_case(exercise, suite, learner, case, use_cuda, reference, time_limit))
+        if exercise.distributed is not None and not exercise.distributed.counts:
+            result.points = 0.0  # shown, and its verdict kept; worth nothing toward the score
         report.results.append(result)
         on_result(result)
 
@@ -97,8 +122,10 @@ def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, u
     traffic = None
     try:
         ranks = _start(sandbox, suite, learner, inputs, use_cuda, limit)
-        _supervise(ranks, sandbox, inputs, limit, exercise.time_limit, world)
-        traffic = sandbox.loopback_bytes()
+        before = _supervise(ranks, sandbox, inputs, limit, exercise.time_limit, world)
+        after = sandbox.loopback_bytes()
+        # Only what the ranks moved once every one had joined the group: the rank programs' (and learner's) own.
+        traffic = after - before if after is not None and before is not None else None
     finally:
         sandbox.kill()
         for rank in ranks:
@@ -154,8 +181,9 @@ def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInpu
 
 
 def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: float, import_limit: float,
-               world: int) -> None:
-    """Collect replies until all are in, one rank fails outright (then briefly more), or time runs out."""
+               world: int) -> int | None:
+    """Collect replies until all are in, one rank fails outright (then briefly more), or time runs out; the
+    loopback's byte count when every rank had joined the group (None before that, or without a loopback)."""
     inbox: queue.Queue = queue.Queue()
     for rank in ranks:
         rank.reader = threading.Thread(target=_read, args=(rank, inbox, world), daemon=True)
@@ -163,6 +191,7 @@ def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: 
     now = time.monotonic()
     deadline, phase = now + TORCH_IMPORT_LIMIT, "torch"
     cpu_start, cpu_limit = 0.0, float("inf")
+    before: int | None = None
     while any(rank.state not in ("replied", "ended") for rank in ranks):
         try:
             number, message = inbox.get(timeout=POLL)
@@ -181,7 +210,7 @@ def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: 
                 if rank.state not in ("replied", "ended"):
                     rank.state, rank.ended = "ended", f"out-of-memory:{sandbox.memory_bytes >> 20}"
             sandbox.kill()
-            return
+            return before
         # Every rank gets its go once all have torch: no learner code runs while a peer is still starting.
         if phase == "torch" and all(rank.state != "starting" for rank in ranks):
             for rank in ranks:
@@ -193,13 +222,19 @@ def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: 
         if phase == "import" and all(rank.state not in ("starting", "importing") for rank in ranks):
             deadline, phase = now + limit * WALL_FACTOR, "group"
             cpu_start, cpu_limit = sandbox.cpu_seconds(), limit * world
+            # Every rank has joined (or failed to): the traffic counted from here on is the programs' alone.
+            before = sandbox.loopback_bytes()
+            for rank in ranks:
+                if rank.state == "ready":
+                    _start_program(rank)
         if any(_failed_outright(rank) for rank in ranks) and phase != "aftermath":
             deadline, phase = min(deadline, now + AFTERMATH), "aftermath"
         if now >= deadline or sandbox.cpu_seconds() - cpu_start > cpu_limit:
             for rank in ranks:
                 if rank.state not in ("replied", "ended"):
                     rank.ended = f"timeout:{rank.state}"
-            return
+            return before
+    return before
 
 
 def _read(rank: Rank, inbox: queue.Queue, world: int) -> None:
@@ -247,6 +282,14 @@ def _go(rank: Rank, inputs: GroupInputs) -> None:
     rank.state = "importing"
     try:
         wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5, tensors=inputs.tensors[rank.number])
+    except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
+        rank.state, rank.ended = "ended", "stopped reading its pipe"
+
+
+def _start_program(rank: Rank) -> None:
+    """The grader's start, once every rank has joined the group."""
+    try:
+        wire.write_message(rank.to_rank, {"kind": "start"}, time.monotonic() + 5)
     except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
         rank.state, rank.ended = "ended", "stopped reading its pipe"
 

@@ -13,7 +13,8 @@ def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, resul
           traffic: int | None = None) -> None:
     """Fill in `result`: the first cause found (in order of blame), or the comparison of every rank's output.
 
-    `traffic` is the bytes the kernel counted on the ranks' own loopback (None without one).
+    `traffic` is the bytes the kernel counted on the ranks' own loopback once all had joined the group (None
+    without a loopback of their own: no network namespace here).
     """
     replied = [rank for rank in ranks if rank.state == "replied"]
     own = [rank for rank in replied if rank.reply.get("kind") != "returned"
@@ -45,12 +46,31 @@ def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, resul
         result.message = f"rank {rank.number} failed: {rank.reply.get('exception')}: {rank.reply.get('message')}"
     else:
         _compare(ranks, inputs, result)
-        if result.passed and traffic is not None and traffic < inputs.min_traffic:
-            result.outcome = Outcome.FAILED
-            result.message = (f"the ranks moved only {traffic} bytes between them (counted by the kernel); this "
-                              f"case needs at least {inputs.min_traffic} to pass every rank the data it lacks")
+        if result.passed:
+            _traffic(inputs, traffic, result)
         return
     result.details = [line for rank in ranks if (line := _rank_line(rank))]
+
+
+def _traffic(inputs: Any, traffic: int | None, result: CaseResult) -> None:
+    """The rules on what the ranks moved between them, as the kernel counted it on their own loopback."""
+    if traffic is None:
+        if inputs.max_traffic:
+            # A ceiling on communication is a rule of its own: where nothing counts it, the case is not passed.
+            result.outcome = Outcome.NOT_JUDGED
+            result.message = ("not judged here: the bytes the ranks moved between them cannot be counted without a "
+                              "network namespace of their own; submit where the grader's sandbox runs")
+        return  # the values alone show that every rank got what it lacked: no rank can read another's
+    if traffic < inputs.min_traffic:
+        result.outcome = Outcome.FAILED
+        result.message = (f"the ranks moved only {traffic} bytes between them (counted by the kernel); this "
+                          f"case needs at least {inputs.min_traffic} to pass every rank the data it lacks")
+    elif inputs.max_traffic and traffic > inputs.max_traffic:
+        result.outcome = Outcome.FAILED
+        result.message = (f"the ranks moved {traffic} bytes between them (counted by the kernel); this case allows "
+                          f"at most {inputs.max_traffic}" + (f": {inputs.traffic_reason}" if inputs.traffic_reason
+                                                             else ""))
+        result.extra["violates"] = "communication"
 
 
 def _own_failure(rank: Any, exercise: Exercise, result: CaseResult) -> None:

@@ -32,6 +32,7 @@ from grader.course.exercise import Exercise, check_exists, learner_file
 from grader.errors import UsageError
 from grader.grading.budget import Budget, checked_seconds
 from grader.grading.case import MEMORY_AUDIT, Judge
+from grader.grading.group import choose_suite
 from grader.grading.worker_client import WorkerClient
 from grader.results import CaseResult, Outcome, Report
 
@@ -83,8 +84,6 @@ def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", devic
     shown = display or _display(learner, exercise.root)
     if device not in DEVICES:
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
-    if group is not None and group[1] < 2:
-        raise UsageError(f"--{group[0]} needs at least 2 ranks, not {group[1]}")
     on_result = on_result or (lambda result: None)
     budget = Budget(exercise.time_budget)
     on_start = on_start or (lambda report: None)
@@ -116,6 +115,7 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
     worker = WorkerClient(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu" and _cuda())
     try:
         trusted = load_trusted(exercise, mode, group is not None)
+        suite_run = choose_suite(exercise, trusted.suites, group, mode)  # a usage error before anything runs
         # Where this machine cannot keep learner code from what decides its verdict, nothing of it runs.
         course = [Path(path) for path in trusted.prints if not Path(path).is_relative_to(grader.PACKAGE)]
         problem = refusal(course, confined)
@@ -126,23 +126,19 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
         worker.start()
         if only is not None:
             trusted.cases = [case for case in trusted.cases if case.name in only]
-        if group is not None and group[0] not in trusted.suites:
-            raise UsageError(f"--{group[0]}: {exercise.name} has no {group[0]} suite"
-                             + (f" (it has: {', '.join('--' + name for name in trusted.suites)})" if trusted.suites
-                                else ""))
         report = Report(exercise.name, mode, shown, declared_max=exercise.max_score)
         devices = _devices(device, report)
         report.containment = containment()
-        _plan(report, trusted, devices, group)
+        _plan(report, trusted, devices, suite_run)
         on_start(report)
         _grade(exercise, shown, trusted, devices, worker, on_result, report, budget, diagnose)
     finally:
         worker.stop()
-    if group is not None and not report.load_error and not report.not_graded:
+    if suite_run is not None and not report.load_error and not report.not_graded:
         from grader.grading.group import run_group_suite
 
-        run_group_suite(exercise, trusted.suites[group[0]], learner, group[1], device, report, on_result,
-                        trusted.reference, budget=budget)
+        suite, world = suite_run
+        run_group_suite(exercise, suite, learner, world, device, report, on_result, trusted.reference, budget=budget)
     report.notes.extend(budget.notes())
     return report, trusted
 
@@ -163,8 +159,10 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
         from grader.grading.diagnosis import catalogue
 
         catalogue(exercise)
-    suites = checker.suites() if group else {}
-    if group:
+    # A submission runs the suite an exercise declares (exercise.yaml's `distributed`); a run only when asked.
+    wanted = group or (mode == "submit" and exercise.distributed is not None)
+    suites = checker.suites() if wanted else {}
+    if wanted:
         for suite in suites.values():
             suite.all_cases()  # its case file checked now, not after the learner's code ran
     return Trusted(checker, cases, reference, prints, suites)
@@ -200,13 +198,13 @@ def preload() -> None:
             importlib.import_module(f"{package.__name__}.{found.name}")
 
 
-def _plan(report: Report, trusted: Trusted, devices: list[str], group: tuple[str, int] | None) -> None:
+def _plan(report: Report, trusted: Trusted, devices: list[str], suite_run: tuple | None) -> None:
     """What the run will report, per suite in run order, and which functions call which, before anything runs."""
     planned = Counter(case.suite for case, device in _expected(trusted.cases, devices))
     uses = {name: function.uses for name, function in trusted.checker.functions.items() if function.uses}
-    if group is not None:
-        suite = trusted.suites[group[0]]
-        planned.update(case.suite for case in suite.cases(group[1]))
+    if suite_run is not None:
+        suite, world = suite_run
+        planned.update(case.suite for case in suite.cases(world))
         if suite.uses:
             uses[suite.function] = tuple(suite.uses)
     report.planned, report.uses = dict(planned), uses

@@ -12,7 +12,7 @@ from typing import Any
 
 MIB = 1 << 20
 # Every kind of broken rule a verdict can name, which a catalogued mistake's VIOLATES may say it breaks.
-KINDS = ("materialization", "peak-memory", "inputs-modified", "forbidden")
+KINDS = ("materialization", "peak-memory", "inputs-modified", "forbidden", "communication")
 
 
 @dataclass

@@ -80,9 +80,10 @@ class Matrix:
 
 
 def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistakes: list[Graded],
-          variants: list[Graded], cache: VerdictCache | None = None) -> Matrix:
+          variants: list[Graded], cache: VerdictCache | None = None, group_cases: list[Case] = ()) -> Matrix:
     """The matrix, with every diagnosis worked out against the catalogue as it is now: afresh, or remembered
-    in `cache` under the whole catalogue's content (a new case works out that case's cells alone)."""
+    in `cache` under the whole catalogue's content (a new case works out that case's cells alone). A distributed
+    suite's cases (`group_cases`) catch mistakes too; no diagnosis is worked out on them (none names one there)."""
     judge = Judge(exercise, checker, "", reference)
     known = diagnosis.catalogue(exercise)
     by_name = {case.name: case for case in cases}
@@ -94,7 +95,10 @@ def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistak
         row.caught_by = [result.name for result in failing]
         full, alone = {}, {}
         for result in failing:
-            case = by_name[result.name]
+            case = by_name.get(result.name)
+            if case is None:  # a distributed suite's case: it catches, and names nothing
+                full[result.name] = alone[result.name] = []
+                continue
             key = cache.cell_key(whole, case, row.stem, str(result.extra.get("violates", ""))) if cache else ""
             remembered = cache.cell(key) if cache else None
             # Worked out once: leaving the mistake itself out only drops it from the list.
@@ -109,7 +113,8 @@ def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistak
         rows.append(row)
     if cache:
         cache.saw_catalogue(whole)
-    return Matrix([case.name for case in cases], rows, {item.path.stem: item.passed for item in variants})
+    return Matrix([case.name for case in [*cases, *group_cases]], rows,
+                  {item.path.stem: item.passed for item in variants})
 
 
 class WarmUp:

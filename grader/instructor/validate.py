@@ -11,6 +11,7 @@ from grader.course.checker import load_checker
 from grader.course.exercise import Exercise
 from grader.errors import GraderError
 from grader.grading.pipeline import grade, load_reference
+from grader.instructor import matrix, verdicts
 from grader.results import Outcome
 from grader.results.validation import Check, Validation
 
@@ -50,8 +51,6 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
         return validation
     if not (exercise.solution.is_file() and exercise.starter.is_file()):
         return validation
-    from grader.instructor import verdicts
-
     cache = verdicts.VerdictCache(exercise, enabled=use_cache)
     progress("grading the reference solution and the starter stub on every case ...")
     reference, starter = verdicts.grade_files(
@@ -68,7 +67,8 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
         if extra[name]:
             progress(f"running the reference solution in the --{name} suite ...")
             add(_check_group(exercise, suite, extra[name], cache))
-    _check_catalogue(exercise, checker, cases, validation, progress, cache)
+    group = next(((suite, extra[name]) for name, suite in suites.items() if extra[name]), None)
+    _check_catalogue(exercise, checker, cases, validation, progress, cache, group)
     validation.timing["seconds"] = round(time.monotonic() - started, 1)
     return validation
 
@@ -81,33 +81,21 @@ def _cuda() -> bool:
 
 def _check_group(exercise: Exercise, suite: Any, group_cases: list, cache: Any) -> Check:
     """The reference solution passes a group suite's every case (each at its own world size)."""
-    from grader.grading.group import run_case
-
-    solution = load_reference(exercise)
-    text = exercise.solution.read_text(encoding="utf-8")
-    failed = []
-    for case in group_cases:
-        key = cache.key(text, case)
-        found = cache.get(key)
-        if found is None:
-            result = run_case(exercise, suite, exercise.solution, case, False, solution)
-            cache.put(key, result)
-            found = {"outcome": result.outcome.value, "message": result.message}
-        if found["outcome"] != Outcome.PASSED.value:
-            failed.append(f"{case.name}: {found['outcome']}: {found['message']}")
+    results = verdicts.grade_group(exercise, suite, group_cases, load_reference(exercise), exercise.solution, cache)
+    failed = [f"{result.name}: {result.outcome.value}: {result.message}" for result in results if not result.passed]
     worlds = ", ".join(map(str, sorted({suite.world_of(case) for case in group_cases})))
     return Check(f"reference passes the --{suite.option} suite", not failed,
                  "; ".join(failed[:3]) or f"{len(group_cases)} cases on {worlds} ranks")
 
 
 def _check_catalogue(exercise: Exercise, checker: Any, cases: list, validation: Validation,
-                     progress: Callable[[str], None], cache: Any) -> None:
-    """Every catalogued mistake is caught by some case; every correct variant passes every case."""
-    from grader.instructor import matrix, verdicts
-
+                     progress: Callable[[str], None], cache: Any, group: tuple[Any, list] | None = None) -> None:
+    """Every catalogued mistake is caught by some case (a distributed suite's included); every correct variant passes
+    every case."""
     warm = matrix.WarmUp(exercise, checker, load_reference(exercise), cases, cache)
     try:
-        mistakes, variants = verdicts.grade_catalogue(exercise, cases, progress, cache)
+        mistakes, variants = verdicts.grade_catalogue(exercise, cases, progress, cache,
+                                                      (*group, load_reference(exercise)) if group else None)
     except BaseException:
         warm.finish(stop=True)  # an interrupted validate: the thread ends after its current case
         raise
@@ -131,7 +119,7 @@ def _check_catalogue(exercise: Exercise, checker: Any, cases: list, validation: 
               "; ".join(rejected) or f"{len(variants)} variants"))
     progress("working out what the diagnosis names on each case ...")
     validation.matrix = matrix.build(exercise, checker, load_reference(exercise), cases, mistakes, variants,
-                                               cache)
+                                     cache, group[1] if group else [])
     cache.save()
 
 

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from grader.course import mistakes, trust
 from grader.course.cases import Case
@@ -124,16 +124,42 @@ class VerdictCache:
 
 
 def grade_catalogue(exercise: Exercise, cases: list[Case], progress: Callable[[str], None],
-                    cache: VerdictCache) -> tuple[list[Graded], list[Graded]]:
-    """Every mistake and variant's verdict on every case (CPU): remembered ones reused, the rest graded."""
+                    cache: VerdictCache, group: tuple[Any, list[Case], Any] | None = None
+                    ) -> tuple[list[Graded], list[Graded]]:
+    """Every mistake and variant's verdict on every case (CPU): remembered ones reused, the rest graded; with
+    `group` (a distributed suite, its cases, the reference), on each of the suite's cases too."""
     mistake_files, variant_files = catalogue_files(exercise.mistakes), catalogue_files(exercise.variants)
     folder = mistakes.temporary_folder()
     try:
         files = [(path, mistakes.as_submission(path, exercise.solution, folder)) for path in mistake_files]
-        graded = grade_files(exercise, files + [(path, path) for path in variant_files], cases, progress, cache)
+        files += [(path, path) for path in variant_files]
+        graded = grade_files(exercise, files, cases, progress, cache)
+        if group is not None and group[1]:
+            progress(f"running every mistake and variant in the {group[0].option} suite ...")
+            for item, (_, runnable) in zip(graded, files):
+                item.results += grade_group(exercise, *group, runnable, cache)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return graded[:len(mistake_files)], graded[len(mistake_files):]
+
+
+def grade_group(exercise: Exercise, suite: Any, cases: list[Case], reference: Any, path: Path,
+                cache: VerdictCache) -> list[CaseResult]:
+    """One file's verdicts on a distributed suite's cases, each at its own world size: remembered, else run."""
+    from grader.grading.group import run_case
+
+    text = path.read_text(encoding="utf-8")
+    results = []
+    for case in cases:
+        key = cache.key(text, case)
+        found = cache.get(key)
+        if found is None:
+            result = run_case(exercise, suite, path, case, False, reference)
+            cache.put(key, result)
+        else:
+            result = _result(case, found)
+        results.append(result)
+    return results
 
 
 def grade_files(exercise: Exercise, files: list[tuple[Path, Path]], cases: list[Case],
