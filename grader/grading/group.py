@@ -82,7 +82,7 @@ def choose_suite(exercise: Exercise, suites: dict[str, GroupSuite], requested: t
 
 def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world: int, device: str, report: Report,
                     on_result: Callable[[CaseResult], None], reference: Any, time_limit: float | None = None,
-                    budget: Budget | None = None) -> None:
+                    budget: Budget | None = None, only: set[str] | None = None) -> None:
     """Run every case of `suite` for `world` ranks after the ordinary cases; results go into `report`.
     With a `budget`, cases are not run once the suite has timed out a few times or the budget is used up."""
     use_cuda = False
@@ -95,6 +95,8 @@ def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world:
                                 f"devices are present.")
     budget = budget or Budget(None)
     for case in suite.cases(world):
+        if only is not None and case.name not in only:
+            continue
         refusal = budget.refusal(case)
         if refusal:
             result = budget.not_run(case, "cuda" if use_cuda else "cpu", refusal)

@@ -116,6 +116,9 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
     try:
         trusted = load_trusted(exercise, mode, group is not None)
         suite_run = choose_suite(exercise, trusted.suites, group, mode)  # a usage error before anything runs
+        if suite_run is not None and only is not None and group is None \
+                and not {case.name for case in suite_run[0].cases(suite_run[1])} & only:
+            suite_run = None  # some cases by name (validate, a test), none of them the suite's
         # Where this machine cannot keep learner code from what decides its verdict, nothing of it runs.
         course = [Path(path) for path in trusted.prints if not Path(path).is_relative_to(grader.PACKAGE)]
         problem = refusal(course, confined)
@@ -138,7 +141,8 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
         from grader.grading.group import run_group_suite
 
         suite, world = suite_run
-        run_group_suite(exercise, suite, learner, world, device, report, on_result, trusted.reference, budget=budget)
+        run_group_suite(exercise, suite, learner, world, device, report, on_result, trusted.reference, budget=budget,
+                        only=only)
     report.notes.extend(budget.notes())
     return report, trusted
 

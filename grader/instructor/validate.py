@@ -11,7 +11,7 @@ from grader.course.checker import load_checker
 from grader.course.exercise import Exercise
 from grader.errors import GraderError
 from grader.grading.pipeline import grade, load_reference
-from grader.instructor import matrix, verdicts
+from grader.instructor import matrix, record, verdicts
 from grader.results import Outcome
 from grader.results.validation import Check, Validation
 
@@ -121,6 +121,13 @@ def _check_catalogue(exercise: Exercise, checker: Any, cases: list, validation: 
     validation.matrix = matrix.build(exercise, checker, load_reference(exercise), cases, mistakes, variants,
                                      cache, group[1] if group else [])
     cache.save()
+    distributed = {case.name for case in group[1]} if group else set()
+    unnamed = [row.stem for row in validation.matrix.rows if row.caught_by and not set(row.caught_by) <= distributed
+               and not any(stem == row.stem for stem in row.named.values())]
+    add(Check("every mistake is named by the diagnosis where it is caught", not unnamed,
+              f"never named: {', '.join(unnamed)}" if unnamed else f"{len(validation.matrix.rows)} mistakes"))
+    if validation.ok:
+        validation.recorded = str(record.write(exercise, validation.matrix, distributed).relative_to(exercise.root))
 
 
 def _failures(failed: list, limit: int = 5) -> str:

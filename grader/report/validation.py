@@ -27,6 +27,9 @@ def render_validation(validation: Validation, console: Console) -> None:
         timing = validation.timing
         console.print(f"[muted]{timing.get('seconds', 0)} s; {timing.get('verdicts_graded', 0)} case verdicts "
                       f"graded, {timing.get('verdicts_remembered', 0)} remembered from the last validate[/]")
+    if validation.recorded:
+        console.print(f"[muted]Recorded in {escape(validation.recorded)}: commit it with the course (the tests "
+                      f"check the catalogue against it).[/]")
     verdict = "valid" if validation.ok else "NOT valid"
     console.print(f"{validation.exercise} is {verdict}: {sum(c.ok for c in validation.checks)} passed, "
                   f"{sum(not c.ok for c in validation.checks)} failed", markup=False)

@@ -24,6 +24,7 @@ class Validation:
     checks: list[Check] = field(default_factory=list)
     matrix: Any = None
     timing: dict[str, Any] = field(default_factory=dict)
+    recorded: str = ""  # where the record of a valid validation was written (solutions/EX/validated.json)
 
     @property
     def ok(self) -> bool:
@@ -33,4 +34,5 @@ class Validation:
         return {"exercise": self.exercise, "valid": self.ok,
                 "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail, "warning": c.warning}
                            for c in self.checks],
-                "matrix": self.matrix.to_json() if self.matrix else None, "timing": self.timing}
+                "matrix": self.matrix.to_json() if self.matrix else None, "timing": self.timing,
+                "recorded": self.recorded}
