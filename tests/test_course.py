@@ -66,7 +66,7 @@ def test_a_forbidden_operator_is_named(two, capsys, tmp_path):
 
 def test_an_exercise_without_a_group_suite_refuses_the_option(two, capsys):
     code, out = run(capsys, "run", "02", "--ring", "2", "--no-record")
-    assert code == 2 and out.strip() == "error: --ring: 02-scale has no ring suite"
+    assert code == 2 and out.strip() == "error: --ring: 02-scale has no distributed suite"
 
 
 def test_without_a_name_the_first_exercise_not_accepted_is_the_one(two, capsys):

@@ -145,7 +145,9 @@ def secrets(course: Path) -> tuple[dict[Path, bytes], set[str], set[str]]:
     texts: set[str] = set()
     for name in EXERCISES:
         folder = course / "exercises" / name
-        files.update(all_files(course / "solutions" / name))
+        # validate's record (solutions/EX/validated.json) names hidden cases and mistakes, both checked below.
+        files.update({path: data for path, data in all_files(course / "solutions" / name).items()
+                      if path.name != "validated.json"})
         files.update({path: data for path, data in all_files(folder).items()
                       if path.suffix == ".py" and "starter" not in path.parts and path.name != _stub(folder)})
         for path in [*(folder / "cases" / "hidden").glob("*.yaml"), *(folder / "cases").glob("ring*.yaml")]:
@@ -353,7 +355,7 @@ def test_ring_suite_in_the_bundle_is_a_one_line_usage_error(exported) -> None:
     done = in_bundle(exported[1], "run", "07", "--ring", "2", "--no-record")
     assert done.returncode == 2
     said = (done.stdout + done.stderr).strip().splitlines()
-    assert said == ["error: --ring: 07-ring-attention has no ring suite"]
+    assert said == ["error: --ring: 07-ring-attention has no distributed suite"]
 
 
 def test_damaged_examples_are_one_line_naming_the_file(bundle) -> None:

@@ -275,7 +275,7 @@ def test_the_plan_counts_every_suite_and_says_which_functions_call_which(exercis
 
     trusted = load_trusted(exercise, "submit", group=True)
     report = Report(exercise.name, "submit", "mine.py")
-    _plan(report, trusted, ["cpu"], ("ring", 3))
+    _plan(report, trusted, ["cpu"], (trusted.suites["ring"], 3))
     assert report.uses == {"ring_attention": ("attention_chunk_stats", "merge_chunk_stats"),
                            "distributed_ring": ("attention_chunk_stats", "merge_chunk_stats")}
     assert list(report.planned) == ["examples", "hidden", "ring"]  # the order they run in

@@ -151,7 +151,7 @@ def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInpu
     program = sandbox.add_file(suite.rank_program, PROGRAM)
     # The ranks meet over their private loopback (no file any rank could use for more); without namespaces,
     # where ports are the machine's, through a file in a folder of the sandbox's.
-    store = STORE if sandbox.namespaces else "file:" + str(sandbox.shared_folder("store") / "store")
+    store = STORE if sandbox.namespaces else "file:" + str(_file_store(sandbox))
     programs, ranks, close = [], [], []
     world = inputs.world
     null = os.open(os.devnull, os.O_RDONLY)
@@ -286,6 +286,14 @@ def _go(rank: Rank, inputs: GroupInputs) -> None:
         wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5, tensors=inputs.tensors[rank.number])
     except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
         rank.state, rank.ended = "ended", "stopped reading its pipe"
+
+
+def _file_store(sandbox: Sandbox) -> Path:
+    """The ranks' meeting file, made here, readable and writable by every rank: each may run as a uid of its own."""
+    path = sandbox.shared_folder("store") / "store"
+    path.touch()
+    path.chmod(0o666)
+    return path
 
 
 def _start_program(rank: Rank) -> None:

@@ -145,8 +145,10 @@ class Sandbox:
         elif self.confinement.landlock:
             # The reach a mount view would give, on the host's own paths: read the system, Python, the grader and
             # the learner's file; write only its own folders; no TCP but a ring's own.
+            # gloo lists /sys/class/net to find its interface: the ranks of a ring read /sys, nothing of the course.
             config["landlock"] = {"read": sorted({source for source, _, _ in shown.binds} | {"/proc"}
-                                                 | {str(folder) for folder in self.exposed.values()}),
+                                                 | {str(folder) for folder in self.exposed.values()}
+                                                 | ({"/sys"} if self.loopback else set())),
                                   "write": [str(scratch), *map(str, self.shared)], "devices": shown.devices,
                                   "network": self.loopback}
         forks = zygote.get() if self.kind != "bubblewrap" and all(p.entry for p in programs) \
