@@ -10,9 +10,9 @@ import pytest
 from conftest import FIXTURES, REPO, own_processes, survivors
 
 from grader.errors import ConfigError, UsageError
-from grader.grading.budget import GIVE_UP_AFTER, NOT_RUN
+from grader.grading.budget import GIVE_UP_AFTER, NOT_RUN, WALL_ALLOWANCE, WALL_FACTOR, Budget
 from grader.grading.pipeline import grade
-from grader.results import Outcome
+from grader.results import CaseResult, Outcome
 
 TIME_LIMIT = 1.0
 RING_CASES = 7
@@ -61,11 +61,14 @@ def test_after_a_few_timeouts_the_function_is_given_up_on_and_nothing_passes(loo
 
 
 def test_a_used_up_budget_leaves_every_remaining_case_timed_out_and_says_so(exercise) -> None:
+    # The budget is the CPU the learner's code used: the first case runs, and uses it up.
     report = grade(exercise, exercise.solution, "run", "cpu", time_budget=0.001)
-    assert report.results and all(result.outcome is Outcome.TIMED_OUT for result in report.results)
-    assert all(result.extra[NOT_RUN] == "budget" for result in report.results)
-    assert "the time budget of 0.001 s for the whole command was used up" in report.results[0].message
-    assert report.passed == 0
+    first, *rest = report.results
+    assert first.passed and first.cpu_seconds > 0.001 and NOT_RUN not in first.extra
+    assert rest and all(result.outcome is Outcome.TIMED_OUT for result in rest)
+    assert all(result.extra[NOT_RUN] == "budget" for result in rest)
+    assert "the time budget of 0.001 s of CPU for the whole command was used up" in rest[0].message
+    assert report.passed == 1
     assert any("time budget of 0.001 s" in note for note in report.notes)
 
 
@@ -100,5 +103,35 @@ def test_the_terminal_names_the_budget(course) -> None:
                            "--time-budget", "0.001"],
                           cwd=course, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
-    assert "time budget of 0.001 s for the whole command was used up" in done.stdout
+    assert "time budget of 0.001 s of CPU for the whole command was used up" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_function_that_keeps_running_out_of_memory_is_given_up_on_after_three() -> None:
+    from grader.course.cases import Case
+
+    budget = Budget(None)
+    cases = [Case(f"case-{n}", "hidden", "stats", "", {}, None, "f.yaml") for n in range(5)]
+    for case in cases[:3]:
+        assert budget.refusal(case) == ""
+        budget.count(CaseResult(case.name, "hidden", "stats", "cpu", Outcome.OUT_OF_MEMORY))
+    assert "already ran out of memory on 3 cases" in budget.refusal(cases[3])
+    result = budget.not_run(cases[3], "cpu", budget.refusal(cases[3]))
+    assert result.outcome is Outcome.OUT_OF_MEMORY and result.extra[NOT_RUN] == "memory"
+    assert any("run out of memory 3 times" in note for note in budget.notes())
+
+
+def test_the_budget_counts_cpu_not_the_clock() -> None:
+    from grader.course.cases import Case
+
+    budget = Budget(1.0)
+    case = Case("a", "hidden", "stats", "", {}, None, "f.yaml")
+    budget.started -= 2.0  # two seconds of wall-clock time have passed: a busy machine, not the learner's code
+    assert budget.refusal(case) == ""
+    budget.count(CaseResult("a", "hidden", "stats", "cpu", Outcome.PASSED, cpu_seconds=1.5))
+    assert "of CPU for the whole command was used up" in budget.refusal(case)
+    fresh = Budget(1.0)
+    fresh.started -= 1.0 * WALL_FACTOR + WALL_ALLOWANCE - 0.5
+    assert fresh.refusal(case) == ""
+    fresh.started -= 1.0  # the backstop: three budgets of wall-clock time and the allowance for starting up
+    assert fresh.refusal(case).startswith("not run: the time budget")

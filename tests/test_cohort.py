@@ -408,7 +408,7 @@ def test_a_time_budget_applies_to_each_submission_and_is_part_of_the_verdicts_ke
     assert {name: row["status"] for name, row in found.items()} == {
         "alice.py": "failed", "bob": "failed", "one_copy_short.py": "failed"}
     outputs = [test["output"] for test in json.loads((tmp_path / "book/results/bob.json").read_text())["tests"]]
-    assert any("the time budget of 0.001 s for the whole command was used up" in text for text in outputs)
+    assert any("the time budget of 0.001 s of CPU for the whole command was used up" in text for text in outputs)
     # Graded again without the budget: a different setting, so nothing is skipped as already graded.
     grade(capsys, str(folder), "--out", str(tmp_path / "book"), "--jobs", "1")
     assert rows(tmp_path / "book")["bob"]["status"] == "passed"

@@ -1,10 +1,14 @@
-"""When to stop waiting on a submission: after a few timeouts of one function, or at the command's time budget.
+"""When to stop waiting on a submission: after a few timeouts (or memory failures) of one function, or at the
+command's time budget.
 
 A function with an endless loop would otherwise cost its full time limit on every one of its cases (a
-hundred ring cases at ten seconds each is most of an hour). Once a function has timed out on GIVE_UP_AFTER
-cases, its remaining cases are reported as timed out without running; once the whole command has used its
-budget, every remaining case is. Either way the case counts as a failure, never as a pass, and its message
-says why it did not run, so the report cannot be mistaken for one where the code was tried and failed.
+hundred ring cases at ten seconds each is most of an hour), and one that runs out of memory costs a worker
+and its limit each time. Once a function has timed out, or run out of memory, on GIVE_UP_AFTER cases, its
+remaining cases are reported as such without running; once the whole command has used its budget, every
+remaining case is. The budget is CPU seconds, counted by the kernel for the learner's processes, so that a
+busy machine does not run fewer cases than a quiet one (the same file, the same score); wall-clock time is
+only a backstop, at WALL_FACTOR times the budget plus WALL_ALLOWANCE. Either way the case counts as a failure, never as a
+pass, and its message says why it did not run.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from grader.course.cases import Case
 from grader.errors import UsageError
 from grader.results import CaseResult, Outcome
 
-GIVE_UP_AFTER = 3          # timeouts of one function before its other cases are not run
+GIVE_UP_AFTER = 3          # timeouts (or out-of-memory failures) of one function before its other cases are not run
+WALL_FACTOR = 3.0          # the wall-clock backstop, in times the budget ...
+WALL_ALLOWANCE = 60.0      # ... plus this, for starting workers and the grader's own work
 DEFAULT_SECONDS = 300.0    # a whole `run` or `submit`; an exercise.yaml `time_budget` or --time-budget replaces it
 NOT_RUN = "not_run"        # CaseResult.extra key: why the case was reported without running
 
@@ -34,24 +40,35 @@ class Budget:
         self.seconds = seconds
         self.give_up_after = give_up_after
         self.started = time.monotonic()
+        self.used = 0.0  # CPU seconds the learner's processes used so far
         self.timed_out: dict[str, list[str]] = {}  # function -> the cases it timed out on, in order
-        self.skipped: dict[str, int] = {"timeouts": 0, "budget": 0}
+        self.out_of_memory: dict[str, list[str]] = {}  # function -> the cases it ran out of memory on
+        self.skipped: dict[str, int] = {"timeouts": 0, "memory": 0, "budget": 0}
 
     def reached(self) -> bool:
-        return self.seconds is not None and time.monotonic() - self.started >= self.seconds
+        if self.seconds is None:
+            return False
+        return self.used >= self.seconds or time.monotonic() - self.started >= self.seconds * WALL_FACTOR + WALL_ALLOWANCE
 
-    def _given_up(self, case: Case) -> bool:
-        return len(self.timed_out.get(case.function, [])) >= self.give_up_after
+    def _given_up(self, case: Case) -> str:
+        """'timeouts' or 'memory' once the case's function failed so too often; '' while it is worth running."""
+        if len(self.timed_out.get(case.function, [])) >= self.give_up_after:
+            return "timeouts"
+        if len(self.out_of_memory.get(case.function, [])) >= self.give_up_after:
+            return "memory"
+        return ""
 
     def refusal(self, case: Case) -> str:
         """Why `case` should not run now ("" when it should)."""
-        if self._given_up(case):
-            names = self.timed_out[case.function]
+        given_up = self._given_up(case)
+        if given_up:
+            names = (self.timed_out if given_up == "timeouts" else self.out_of_memory)[case.function]
             shown = ", ".join(names[:self.give_up_after])
-            return (f"not run: {case.function} already timed out on {len(names)} cases ({shown}); "
-                    f"its other cases would most likely time out too")
+            what = "timed out" if given_up == "timeouts" else "ran out of memory"
+            return (f"not run: {case.function} already {what} on {len(names)} cases ({shown}); "
+                    f"its other cases would most likely fail the same way")
         if self.reached():
-            return f"not run: the time budget of {self.seconds:g} s for the whole command was used up"
+            return f"not run: the time budget of {self.seconds:g} s of CPU for the whole command was used up"
         return ""
 
     def worth_preparing(self, case: Case) -> bool:
@@ -60,16 +77,20 @@ class Budget:
 
     def not_run(self, case: Case, device: str, reason: str) -> CaseResult:
         """The verdict on a case that was not run: timed out, with the reason as its message."""
-        why = "timeouts" if self._given_up(case) else "budget"
+        why = self._given_up(case) or "budget"
         self.skipped[why] += 1
-        return CaseResult(case.name, case.suite, case.function, device, Outcome.TIMED_OUT, reason,
+        outcome = Outcome.OUT_OF_MEMORY if why == "memory" else Outcome.TIMED_OUT
+        return CaseResult(case.name, case.suite, case.function, device, outcome, reason,
                           about=case.about, points=case.points, visibility=case.visibility, required=case.required,
                           extra={NOT_RUN: why})
 
     def count(self, result: CaseResult) -> CaseResult:
-        """Note a case that ran; a timeout counts towards giving up on its function."""
+        """Note a case that ran: its CPU time toward the budget, a timeout or a memory failure toward giving up."""
+        self.used += result.cpu_seconds
         if result.outcome is Outcome.TIMED_OUT:
             self.timed_out.setdefault(result.function, []).append(result.name)
+        elif result.outcome is Outcome.OUT_OF_MEMORY:
+            self.out_of_memory.setdefault(result.function, []).append(result.name)
         return result
 
     def notes(self) -> list[str]:
@@ -80,7 +101,12 @@ class Budget:
             notes.append(f"{self.skipped['timeouts']} cases were not run: {', '.join(given_up)} had already timed "
                          f"out {self.give_up_after} times. They count as timed out; fix the endless loop or the "
                          f"slow step, then run again.")
+        if self.skipped["memory"]:
+            given_up = [name for name, cases in self.out_of_memory.items() if len(cases) >= self.give_up_after]
+            notes.append(f"{self.skipped['memory']} cases were not run: {', '.join(given_up)} had already run out of "
+                         f"memory {self.give_up_after} times. They count as out of memory; look for what grows "
+                         f"with the input, then run again.")
         if self.skipped["budget"]:
-            notes.append(f"The time budget of {self.seconds:g} s for the whole command was used up: "
+            notes.append(f"The time budget of {self.seconds:g} s of CPU for the whole command was used up: "
                          f"{self.skipped['budget']} cases were not run and count as timed out.")
         return notes

@@ -152,7 +152,8 @@ class Judge:
         finally:
             shared.close()
         result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
-                            inputs="" if case.hidden else inputs.summary, seconds=raw.seconds, points=case.points,
+                            inputs="" if case.hidden else inputs.summary, seconds=raw.seconds,
+                            cpu_seconds=raw.cpu_seconds, points=case.points,
                             visibility=case.visibility, required=case.required)
         if not case.hidden:
             result.stdout, result.stderr = inert(raw.stdout), inert(raw.stderr)

@@ -26,6 +26,7 @@ WORKER = "grader.sandboxed.worker"  # the entry point the worker runs
 TORCH_IMPORT_LIMIT = 180.0  # seconds of wall clock for the worker to import torch: not the learner's time
 WALL_FACTOR = 3.0           # a case may wait (sleep, block) this many times its CPU limit
 WALL_EXTRA = 2.0            # plus this, for starting and sending
+WALL_CAP = 10.0             # the most wall-clock time a task is given, in times its waiting limit, however busy the machine
 SEND_LIMIT = 5.0            # seconds a task may take to be accepted by the worker
 POLL = 0.05                 # seconds between checks of time and memory
 LOAD_REPLY_BYTES = 1 << 20
@@ -43,6 +44,7 @@ class RawResult:
     detail: str = ""
     signal: str = ""
     peak_bytes: int | None = None  # sandbox memory above its level before the learner's import, at its peak
+    cpu_seconds: float = 0.0       # CPU the learner's processes used on the task, as the kernel counted it
 
     @property
     def seconds(self) -> float:
@@ -60,6 +62,7 @@ class WorkerClient:
         self.sandbox: Sandbox | None = None
         self.load_result: RawResult | None = None
         self.baseline = 0
+        self.last_cpu = 0.0  # CPU seconds of the last task that replied
         self._next_id = 1
         self.learner_lines = _line_count(learner)  # a hidden case names a line of the file only if it is one
 
@@ -179,7 +182,7 @@ class WorkerClient:
         if result.kind == "message":
             try:
                 reply = replies.parse_case(result.reply, result.tensors, task_id, inputs)
-                result = RawResult(reply.kind, reply=reply)
+                result = RawResult(reply.kind, reply=reply, cpu_seconds=self.last_cpu)
             except wire.BadMessage as error:
                 result = self._ended(RawResult("crashed"), _problem(error))
         if self.sandbox is not None and result.kind != "out-of-memory" and self.sandbox.oom_kills() > kills:
@@ -203,13 +206,18 @@ class WorkerClient:
         wire.send_with_fds(self._tasks, wire.encode(body), fds, time.monotonic() + deadline)
 
     def _receive(self, cpu_limit: float, wall_limit: float, phase: str, limit: int) -> "_Message | RawResult":
+        """The next message, or how the task ended: over its CPU limit, or waiting (asleep, blocked: not running and
+        not queued for a core) for longer than `wall_limit`. Time spent queued behind other work on a busy machine
+        is the machine's, so a verdict does not depend on the load; WALL_CAP times the limit bounds it all."""
         sandbox = self.sandbox
         self._reader.limit = limit
-        started, cpu_start = time.monotonic(), sandbox.cpu_seconds()
+        started, cpu_start, queued_start = time.monotonic(), sandbox.cpu_seconds(), sandbox.queued_seconds()
+        self.last_cpu = 0.0
         while True:
             now = time.monotonic()
             try:
-                body, tensors = self._reader.read(min(now + POLL, started + wall_limit))
+                body, tensors = self._reader.read(min(now + POLL, started + wall_limit * WALL_CAP))
+                self.last_cpu = max(sandbox.cpu_seconds() - cpu_start, 0.0)
                 return _Message(body, tensors)
             except wire.ChannelTimeout:
                 pass
@@ -225,13 +233,17 @@ class WorkerClient:
                     sandbox.kill()
                     return RawResult("crashed", detail=f"the worker could not import torch in {wall_limit:.0f} s")
                 continue
-            if sandbox.cpu_seconds() - cpu_start > cpu_limit:
+            used = sandbox.cpu_seconds() - cpu_start
+            elapsed = time.monotonic() - started
+            if used > cpu_limit:
                 sandbox.kill()
-                return RawResult("timed-out", detail=f"{cpu_limit:g} s of CPU time")
-            if time.monotonic() - started >= wall_limit:
+                return RawResult("timed-out", detail=f"{cpu_limit:g} s of CPU time (your code was running: {used:.1f} s "
+                                                      f"of CPU in {elapsed:.1f} s)", cpu_seconds=used)
+            waited = elapsed - used - (sandbox.queued_seconds() - queued_start)
+            if waited >= wall_limit or elapsed >= wall_limit * WALL_CAP:
                 sandbox.kill()
-                return RawResult("timed-out", detail=f"{wall_limit:g} s of wall-clock time while using little CPU "
-                                                      f"(waiting: a sleep, a lock, a read)")
+                return RawResult("timed-out", detail=f"{elapsed:.0f} s, {waited:.0f} of them waiting (a sleep, a lock "
+                                                      f"or a read), with {used:.1f} s of CPU used", cpu_seconds=used)
 
     def _ended(self, result: RawResult, what: str, ended: bool = False) -> RawResult:
         """The worker is gone, or is killed now: say how, from what the sandbox's init reported."""

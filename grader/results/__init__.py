@@ -52,6 +52,7 @@ class CaseResult:
     stderr: str = ""
     diagnosis: Diagnosis | None = None
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # what the kernel counted for the learner's processes on this case (the budget's unit)
     extra: dict = field(default_factory=dict)
     points: float = 1.0
     visibility: str = "visible"

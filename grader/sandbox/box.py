@@ -282,6 +282,10 @@ class Sandbox:
         if not (self.group and self.group.reset_memory_peak()):
             proctree.reset_peaks(self.processes_now())
 
+    def queued_seconds(self) -> float:
+        """Time its processes were ready to run but waited for a core: what a busy machine adds to the wall clock."""
+        return proctree.queued_seconds(self.processes_now())
+
     def cpu_seconds(self) -> float:
         found = self.group.cpu_seconds() if self.group else None
         return found if found is not None else proctree.cpu_seconds(self.processes_now())

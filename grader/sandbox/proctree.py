@@ -97,6 +97,24 @@ def cpu_seconds(pids: list[int]) -> float:
     return ticks / TICKS
 
 
+def queued_seconds(pids: list[int]) -> float:
+    """Time the processes' threads were runnable but waiting for a core (schedstat's run delay): the machine's
+    load, not their own doing. 0 where the kernel keeps no schedule statistics."""
+    delay = 0
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as handle:
+                    delay += int(handle.read().split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    return delay / 1e9
+
+
 def _alive(pid: int) -> bool:
     fields = _stat(pid)
     return bool(fields) and fields[0] != b"Z"
