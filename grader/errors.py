@@ -21,5 +21,6 @@ class ConfigError(GraderError):
         if path is not None:
             where = f"{path}:{line}: " if line else f"{path}: "
         super().__init__(f"{where}{message}")
+        self.message = message
         self.path = path
         self.line = line

@@ -112,10 +112,10 @@ def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
      "checker.py: scale uses 'scale', which is not another of the checker's functions"),
     (lambda folder: (folder / "cases/examples.yaml").write_text("cases:\n  - name: a\n    function: scale\n"
                                                                  "    factor: -1\n"),
-     "examples.yaml:2: case 'a': factor must be a non-negative integer"),
+     "examples.yaml:4: case 'a': factor must be a non-negative integer"),
     (lambda folder: (folder / "cases/examples.yaml").write_text("cases:\n  - name: a\n    function: scale\n"
                                                                  "    factor: 1\n    tolerance: {float64: 0.5}\n"),
-     "examples.yaml:2: case 'a': tolerance float64 must be a number from 1e-15 to 1e-06"),
+     "examples.yaml:5: case 'a': tolerance float64 must be a number from 1e-15 to 1e-06"),
 ])
 def test_a_broken_exercise_is_one_line_naming_the_file(two, capsys, breakage, words):
     breakage(two / "exercises/02-scale")
