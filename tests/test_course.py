@@ -101,7 +101,7 @@ def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
 
 @pytest.mark.parametrize("breakage, words", [
     (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\ncolour: red\n"),
-     "exercise.yaml: unknown key 'colour'"),
+     "exercise.yaml:3: unknown key 'colour'"),
     (lambda folder: (folder / "checker.py").unlink(), "checker.py: the exercise's checker is missing"),
     (lambda folder: (folder / "checker.py").write_text("def broken(:\n"),
      "checker.py: the checker could not be loaded: SyntaxError"),

@@ -15,6 +15,7 @@ from grader.course import trust
 from grader.course.cases import Case
 from grader.course.checker import Checker, Tolerance
 from grader.course.exercise import Exercise
+from grader.course.operators import observed
 from grader.grading import answer_cache
 from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import inert
@@ -139,7 +140,7 @@ class Judge:
         task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
                 "size": shared.size, "device": device, "audit": list(case.audit),
                 "key_length": self.checker.span(case.function, inputs),
-                "forbidden": list(self.exercise.rules.forbidden)}
+                "forbidden": sorted(observed(self.exercise.rules.forbidden))}
         # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
         reply_limit = 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
         if MEMORY_AUDIT in case.audit:
@@ -187,8 +188,9 @@ class Judge:
             names = self.checker.input_names(case.function, inputs)
             changed = sorted(set(modified) | set(reply.observations.get("version_changed", [])))
             reasons = self.checker.rule_reasons
-            seen = [name for name in reply.observations.get("forbidden_seen", []) if name in self.exercise.rules.forbidden]
-            violation = (rules.forbidden(seen, reasons.get("forbidden", ""))
+            forbidden = self.exercise.rules.forbidden
+            seen = [name for name in reply.observations.get("forbidden_seen", []) if name in observed(forbidden)]
+            violation = (rules.forbidden(seen, reasons.get("forbidden", ""), forbidden)
                          or (rules.inputs_modified(names, changed, reasons.get("inputs-modified", ""))
                              if self.exercise.rules.inputs_unchanged else None)
                          or rules.memory(list(case.audit), case.function, inputs, raw.peak_bytes,
@@ -197,6 +199,9 @@ class Judge:
                 result.message = violation.hidden_message if case.hidden and violation.hidden_message else \
                     violation.message
                 result.extra["violates"] = violation.kind
+                # What broke it, in the grader's own terms (operator names it listed, input indices), so that the
+                # diagnosis names the mistake that broke it the same way.
+                result.extra["evidence"] = {"forbidden": seen, "inputs-modified": changed}.get(violation.kind, [])
                 return
             function = self.checker.functions[case.function]
             verdict = compare.compare_outputs(reply.value, function.outputs, expected, inputs.output_dtype(), device,

@@ -14,6 +14,7 @@ import torch
 
 from grader.channel.wire import WireTensor
 from grader.course import mistakes
+from grader.course.operators import observed
 from grader.grading import agreement, compare
 from grader.grading.worker_client import RawResult
 from grader.results import CaseResult, Diagnosis
@@ -51,7 +52,13 @@ class Behaviour:
     outputs: list[torch.Tensor] | None
     raised: str
     fails: bool
+    forbidden_seen: tuple[str, ...] = ()  # the forbidden operators its call ran
+    modified: tuple[int, ...] = ()        # the inputs it changed in place, by index
     _ready: Any = field(default=None, repr=False, compare=False)
+
+    def evidence(self, rule: str) -> tuple:
+        """What it did that breaks `rule`, as a broken rule's verdict records it (`evidence` in a result's extra)."""
+        return {"forbidden": self.forbidden_seen, "inputs-modified": self.modified}.get(rule, ())
 
     def ready(self) -> list | None:
         """The outputs made ready to compare (grader/grading/agreement.py), once."""
@@ -66,6 +73,7 @@ class Catalogue:
     def __init__(self, folder: Path, reference: Path) -> None:
         self.mistakes = [Mistake(path.stem, mistakes.load(path, reference)) for path in sorted(folder.glob("*.py"))
                          if not path.name.startswith("_")]
+        self.forbidden: frozenset[str] = frozenset()  # the exercise's forbidden operators, watched in every run
         self._behaviour: dict[tuple[str, str], dict[str, Behaviour]] = {}
         self._lock = threading.Lock()  # validate works behaviours out on a thread too (catalogue_matrix.WarmUp)
 
@@ -85,7 +93,8 @@ class Catalogue:
             names = judge.checker.functions[case.function].outputs
             tolerance = judge.tolerance(case)
             for mistake in wanted:
-                known[mistake.stem] = _run(mistake, case.function, inputs, names, expected, baseline, tolerance)
+                known[mistake.stem] = _run(mistake, case.function, inputs, names, expected, baseline, tolerance,
+                                           self.forbidden)
         chosen = [mistake.stem for mistake in self.mistakes if stems is None or mistake.stem in stems]
         return {stem: known[stem] for stem in chosen}
 
@@ -102,6 +111,7 @@ def catalogue(exercise: Any) -> Catalogue:
                  if path.exists()))
     if key not in _CATALOGUES:
         _CATALOGUES[key] = Catalogue(exercise.mistakes, exercise.solution)
+        _CATALOGUES[key].forbidden = observed(exercise.rules.forbidden)
     return _CATALOGUES[key]
 
 
@@ -115,11 +125,15 @@ def judged_catalogue(judge: Any) -> Catalogue:
 
 
 def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagnosis | None:
-    """The catalogued mistake that best explains this failing case, or None when none agrees closely."""
+    """The catalogued mistake that best explains this failing case, or None when none agrees closely.
+
+    A broken rule is matched on the rule, and on what broke it: the operators called, the inputs changed."""
     known = judged_catalogue(judge)
     violated = result.extra.get("violates")
     if violated:
-        return next((m.diagnosis() for m in known.mistakes if m.violates == violated), None)
+        outputs = _tensors(raw.reply.value) if raw.kind == "returned" else None
+        found = by_rule(judge, case, violated, tuple(result.extra.get("evidence", ())), outputs)
+        return next((m.diagnosis() for m in known.mistakes if found and m.stem == found[0]), None)
     if raw.kind == "returned":
         got, raised = _tensors(raw.reply.value), ""
         if non_finite(got):
@@ -141,6 +155,24 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
     # Every agreeing mistake is kept: reconcile() may prefer one that explains more of the report.
     result.extra["matches"] = found
     return next(m for m in known.mistakes if m.stem == found[0]).diagnosis()
+
+
+def by_rule(judge: Any, case: Any, rule: str, evidence: tuple, outputs: list | None) -> list[str]:
+    """The catalogued mistakes that break `rule` as the submission did: their VIOLATES is the rule and, where the
+    grader can run them here, they did the same thing (called the same forbidden operators, changed the same
+    inputs); those whose outputs also agree first."""
+    stems = [m.stem for m in judged_catalogue(judge).mistakes if m.violates == rule]
+    if not stems or rule not in ("forbidden", "inputs-modified") or "memory" in case.audit:
+        return stems
+    behaviours = judged_catalogue(judge).behaviour(judge, case, stems)
+    same = [stem for stem in stems if behaviours[stem].evidence(rule) == evidence]
+    if outputs is None or len(same) < 2:
+        return same
+    inputs, expected, baseline = judge.prepare(case)
+    bounds = agreement.Bounds(expected, baseline, inputs.output_dtype(), judge.tolerance(case))
+    mine = agreement.prepared(outputs) or []
+    close = [stem for stem in same if agreement.distance(mine, behaviours[stem].ready(), bounds) <= AGREEMENT]
+    return close + [stem for stem in same if stem not in close]
 
 
 def non_finite(outputs: list) -> bool:
@@ -205,19 +237,32 @@ def reconcile(results: list[CaseResult], exercise: Any) -> None:
 
 
 def _run(mistake: Mistake, function: str, inputs: Any, names: tuple[str, ...], expected: tuple,
-         baseline: tuple | None, tolerance: Any) -> Behaviour:
-    from grader.course.checker import _clone
+         baseline: tuple | None, tolerance: Any, forbidden: frozenset[str] = frozenset()) -> Behaviour:
+    from grader.course.checker import _clone, tensors
+    from grader.sandboxed.observe import observe
 
     copies = [_clone(arg) for arg in inputs.args]
+    versions = [tensor._version for tensor in tensors(copies)]
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), observe({"forbidden": sorted(forbidden)}) as seen:
             warnings.simplefilter("ignore")
             value = getattr(mistake.module, function)(*copies)
     except Exception as error:  # noqa: BLE001  (a mistake that raises is matched by exception type)
         return Behaviour(None, f"{type(error).__name__}: {error}", True)
+    modified = tuple(index for index, (before, after, version) in enumerate(zip(tensors(inputs.args), tensors(copies),
+                                                                                 versions))
+                     if after._version != version or not _same(before, after))
     described = _describe(value)
     verdict = compare.compare_outputs(described, names, expected, inputs.output_dtype(), "cpu", baseline, tolerance)
-    return Behaviour(_tensors(described), "", not verdict.passed)
+    return Behaviour(_tensors(described), "", not verdict.passed, tuple(seen.get("forbidden_seen", [])), modified)
+
+
+def _same(before: torch.Tensor, after: torch.Tensor) -> bool:
+    """Whether an input still holds what it held (NaN where it had NaN)."""
+    if before.shape != after.shape or before.dtype != after.dtype:
+        return False
+    return torch.equal(before, after) or (torch.equal(before.isnan(), after.isnan())
+                                          and torch.equal(before.nan_to_num(0.0), after.nan_to_num(0.0)))
 
 
 def _describe(value: Any) -> dict[str, Any]:

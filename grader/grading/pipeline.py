@@ -28,7 +28,7 @@ import grader.grading
 from grader.course import trust
 from grader.course.cases import Case, load_exercise_cases
 from grader.course.checker import Checker, load_checker
-from grader.course.exercise import Exercise, check_exists, learner_file
+from grader.course.exercise import Exercise, check_exists, check_forbidden, learner_file
 from grader.errors import UsageError
 from grader.grading.budget import Budget, checked_seconds
 from grader.grading.case import MEMORY_AUDIT, Judge
@@ -158,6 +158,7 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
         checker, reference = load_precomputed(exercise.precomputed), None
     else:
         checker, reference = load_checker(exercise.checker), load_reference(exercise)
+    check_forbidden(exercise)
     cases = load_exercise_cases(exercise, checker, include_hidden=mode == "submit")
     if exercise.mistakes.is_dir():
         from grader.grading.diagnosis import catalogue

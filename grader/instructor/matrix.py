@@ -160,7 +160,10 @@ def _agreeing(judge: Judge, known: Any, case: Case, result: Any, stem: str) -> t
     whether the diagnosis names only the first of them (a broken rule names the first mistake breaking it)."""
     violated = result.extra.get("violates")
     if violated:
-        return [m.stem for m in known.mistakes if m.violates == violated], True
+        if MEMORY_AUDIT in case.audit:  # too large to run here: named by the rule alone
+            return diagnosis.by_rule(judge, case, violated, (), None), True
+        behaviour = known.behaviour(judge, case)[stem]
+        return diagnosis.by_rule(judge, case, violated, behaviour.evidence(violated), behaviour.outputs), True
     if MEMORY_AUDIT in case.audit:
         return [], False  # cases too large to run every mistake on in this process; they are named by rule above
     behaviour = known.behaviour(judge, case)[stem]

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from grader.course.cases import load_exercise_cases
 from grader.course.checker import load_checker
-from grader.course.exercise import Exercise
+from grader.course.exercise import Exercise, check_forbidden
 from grader.errors import GraderError
 from grader.grading.pipeline import grade, load_reference
 from grader.results import Outcome
@@ -39,6 +39,7 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
               f"{len(hints)} hint files" + (f"; empty: {', '.join(empty)}" if empty else "")))
     try:
         checker = load_checker(exercise.checker)
+        check_forbidden(exercise)
         cases = load_exercise_cases(exercise, checker)
         counts = {suite: sum(case.suite == suite for case in cases) for suite in ("examples", "hidden")}
         suites = checker.suites()
