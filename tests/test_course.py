@@ -104,7 +104,7 @@ def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
      "exercise.yaml:3: unknown key 'colour'"),
     (lambda folder: (folder / "checker.py").unlink(), "checker.py: the exercise's checker is missing"),
     (lambda folder: (folder / "checker.py").write_text("def broken(:\n"),
-     "checker.py: the checker could not be loaded: SyntaxError"),
+     "checker.py:1: the checker could not be loaded: SyntaxError"),
     (lambda folder: (folder / "checker.py").write_text("X = 1\n"),
      "checker.py: the checker must define exactly one subclass of grader.course.checker.Checker, found 0"),
     (lambda folder: (folder / "checker.py").write_text((folder / "checker.py").read_text().replace(

@@ -12,10 +12,12 @@ from typing import Any, Callable
 
 from grader.channel import shared_inputs
 from grader.course import trust
+from grader.course.blame import charged_to_course, course_frame, where
 from grader.course.cases import Case
 from grader.course.checker import Checker, Tolerance
 from grader.course.exercise import Exercise
 from grader.course.operators import observed
+from grader.errors import CourseBroken
 from grader.grading import answer_cache
 from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import inert
@@ -79,16 +81,23 @@ class Judge:
                 ready.claimed = True  # this thread builds it; another asking for it waits on the event
         if mine:
             try:
-                inputs = self.checker.build_inputs(case.function, case.params)
+                inputs = self._course(self.checker.build_inputs, case.function, case.params)
                 _PREPARED[key] = (inputs, *self._answers(case, inputs, "\0".join(key)))
             finally:
                 ready.set()
         ready.wait()
         if key not in _PREPARED:  # the thread that built it failed: build it here, and raise what it raises
-            inputs = self.checker.build_inputs(case.function, case.params)
-            _PREPARED[key] = (inputs, self.checker.expected(case.function, inputs),
-                              self.checker.baseline(case.function, inputs, self.reference))
+            inputs = self._course(self.checker.build_inputs, case.function, case.params)
+            _PREPARED[key] = (inputs, self._course(self.checker.expected, case.function, inputs),
+                              self._course(self.checker.baseline, case.function, inputs, self.reference,
+                                           fallback=self.exercise.solution))
         return _PREPARED[key]
+
+    def _course(self, method: Callable, *args: Any, fallback: Any = None) -> Any:
+        """A checker method's result; whatever it raises is the course's bug (CourseBroken, with its file and line),
+        never the learner's."""
+        with charged_to_course(self.exercise.root, fallback or self.exercise.checker):
+            return method(*args)
 
     def _key(self, case: Case) -> tuple[str, str]:
         return self._trusted, json.dumps(asdict(case), sort_keys=True, default=str)
@@ -101,8 +110,9 @@ class Judge:
             if stored is not None:
                 return stored
         started = time.perf_counter()
-        expected = self.checker.expected(case.function, inputs)
-        baseline = self.checker.baseline(case.function, inputs, self.reference)
+        expected = self._course(self.checker.expected, case.function, inputs)
+        baseline = self._course(self.checker.baseline, case.function, inputs, self.reference,
+                                fallback=self.exercise.solution)
         if cached and time.perf_counter() - started > answer_cache.SLOW_SECONDS:
             answer_cache.store(self.exercise.root, key, expected, baseline)
         return expected, baseline
@@ -139,7 +149,7 @@ class Judge:
         shared = shared_inputs.share(_laid_out(inputs.args, inputs.layout))
         task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
                 "size": shared.size, "device": device, "audit": list(case.audit),
-                "key_length": self.checker.span(case.function, inputs),
+                "key_length": self._course(self.checker.span, case.function, inputs),
                 "forbidden": sorted(observed(self.exercise.rules.forbidden))}
         # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
         reply_limit = 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
@@ -164,6 +174,8 @@ class Judge:
 
                 result.diagnosis = diagnose(self, case, raw, result)
         except Exception as error:  # noqa: BLE001  (a reply that passed the schema yet cannot be judged)
+            if course_frame(error, self.exercise.root):  # the checker's own code raised (its budget, its names)
+                raise CourseBroken(where(error, self.exercise.root)) from None
             result.outcome, result.diagnosis = Outcome.CRASHED, None
             result.message = f"crashed: the worker's reply could not be judged ({type(error).__name__})"
         if MEMORY_AUDIT in case.audit and not _KEEP_AUDITED[0]:

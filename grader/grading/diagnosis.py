@@ -14,6 +14,7 @@ import torch
 
 from grader.channel.wire import WireTensor
 from grader.course import mistakes
+from grader.course.blame import where
 from grader.course.operators import observed
 from grader.grading import agreement, compare
 from grader.grading.worker_client import RawResult
@@ -41,8 +42,9 @@ class Mistake:
         return getattr(self.module, "VIOLATES", "")
 
     def diagnosis(self) -> Diagnosis:
-        module = self.module
-        return Diagnosis(self.stem, module.TITLE, module.RATIONALE, module.HELP)
+        # A string left out is validate's finding ("mistakes have TITLE, RATIONALE and HELP"), never a grade's failure.
+        text = {name: str(getattr(self.module, name, "") or "") for name in ("TITLE", "RATIONALE", "HELP")}
+        return Diagnosis(self.stem, text["TITLE"] or self.stem, text["RATIONALE"], text["HELP"])
 
 
 @dataclass
@@ -68,11 +70,21 @@ class Behaviour:
 
 
 class Catalogue:
-    """The mistakes of one exercise, with their behaviour on each case computed once per process."""
+    """The mistakes of one exercise, with their behaviour on each case computed once per process.
 
-    def __init__(self, folder: Path, reference: Path) -> None:
-        self.mistakes = [Mistake(path.stem, mistakes.load(path, reference)) for path in sorted(folder.glob("*.py"))
-                         if not path.name.startswith("_")]
+    A mistake file that cannot be loaded (a syntax error, an import that fails, code that raises) is left out,
+    and kept in `broken` as 'FILE:LINE: ExceptionType: message': the course's fault, never a learner's."""
+
+    def __init__(self, folder: Path, reference: Path, root: Path | None = None) -> None:
+        self.mistakes: list[Mistake] = []
+        self.broken: dict[str, str] = {}
+        for path in sorted(folder.glob("*.py")):
+            if path.name.startswith("_"):
+                continue
+            try:
+                self.mistakes.append(Mistake(path.stem, mistakes.load(path, reference)))
+            except (Exception, SystemExit) as error:  # noqa: BLE001  (instructor code: named, then left out)
+                self.broken[path.name] = where(error, root or folder.parent, path)
         self.forbidden: frozenset[str] = frozenset()  # the exercise's forbidden operators, watched in every run
         self._behaviour: dict[tuple[str, str], dict[str, Behaviour]] = {}
         self._lock = threading.Lock()  # validate works behaviours out on a thread too (catalogue_matrix.WarmUp)
@@ -98,6 +110,11 @@ class Catalogue:
         chosen = [mistake.stem for mistake in self.mistakes if stems is None or mistake.stem in stems]
         return {stem: known[stem] for stem in chosen}
 
+    def staff_notes(self) -> list[str]:
+        """A line for the course staff per mistake file left out: in a grade's notes (and its JSON)."""
+        return [f"Note for the course staff: a catalogued mistake could not be loaded and is left out of the "
+                f"diagnosis ({found}); grader validate names it." for found in self.broken.values()]
+
 
 _CATALOGUES: dict[tuple, Catalogue] = {}  # `grader validate` grades many files in one process
 
@@ -110,7 +127,7 @@ def catalogue(exercise: Any) -> Catalogue:
            tuple((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in [exercise.solution, *files]
                  if path.exists()))
     if key not in _CATALOGUES:
-        _CATALOGUES[key] = Catalogue(exercise.mistakes, exercise.solution)
+        _CATALOGUES[key] = Catalogue(exercise.mistakes, exercise.solution, exercise.root)
         _CATALOGUES[key].forbidden = observed(exercise.rules.forbidden)
     return _CATALOGUES[key]
 

@@ -10,6 +10,7 @@ it touches.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import multiprocessing
 import shutil
@@ -22,6 +23,7 @@ from typing import Callable
 from grader.course import mistakes, trust
 from grader.course.cases import Case
 from grader.course.exercise import Exercise
+from grader.errors import GraderError
 from grader.files import write_atomic
 from grader.grading import rules
 from grader.grading.pipeline import grade, prepare_process
@@ -123,10 +125,27 @@ class VerdictCache:
             pass
 
 
+def broken_files(exercise: Exercise) -> dict[Path, str]:
+    """The mistakes and variants that cannot be loaded, each with where it broke ('FILE:LINE: Type: message')."""
+    from grader.course.blame import where
+    from grader.grading.diagnosis import catalogue
+
+    found = {exercise.mistakes / name: text for name, text in catalogue(exercise).broken.items()}
+    for path in catalogue_files(exercise.variants):
+        spec = importlib.util.spec_from_file_location(f"variant_{path.stem}", path)
+        try:
+            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        except (Exception, SystemExit) as error:  # noqa: BLE001  (instructor code: named, then left out)
+            found[path] = where(error, exercise.root, path)
+    return found
+
+
 def grade_catalogue(exercise: Exercise, cases: list[Case], progress: Callable[[str], None],
-                    cache: VerdictCache) -> tuple[list[Graded], list[Graded]]:
-    """Every mistake and variant's verdict on every case (CPU): remembered ones reused, the rest graded."""
-    mistake_files, variant_files = catalogue_files(exercise.mistakes), catalogue_files(exercise.variants)
+                    cache: VerdictCache, skip: set[Path] = frozenset()) -> tuple[list[Graded], list[Graded]]:
+    """Every mistake and variant's verdict on every case (CPU): remembered ones reused, the rest graded; the files
+    in `skip` (those that do not load) are left out."""
+    mistake_files = [path for path in catalogue_files(exercise.mistakes) if path not in skip]
+    variant_files = [path for path in catalogue_files(exercise.variants) if path not in skip]
     folder = mistakes.temporary_folder()
     try:
         files = [(path, mistakes.as_submission(path, exercise.solution, folder)) for path in mistake_files]
@@ -193,7 +212,10 @@ def _keep(item: Graded, text: str, missing: set[str], results: list[CaseResult],
 
 def _grade_file(exercise: Exercise, path: Path, only: set[str]) -> list[CaseResult]:
     # What each failure would be diagnosed as is worked out by the matrix, against the catalogue as it is now.
-    return grade(exercise, path, "submit", "cpu", only=only, diagnose=False).results
+    report = grade(exercise, path, "submit", "cpu", only=only, diagnose=False)
+    if report.not_graded:  # the course's own code raised, or this machine could not grade: no verdict is one
+        raise GraderError(report.not_graded)
+    return report.results
 
 
 def _result(case: Case, found: dict) -> CaseResult:
@@ -208,7 +230,9 @@ def missing_constants(path: Path, exercise: Exercise) -> str:
     """What a mistake file lacks of TITLE, RATIONALE, HELP, or a VIOLATES we do not know; '' when complete."""
     from grader.grading.diagnosis import catalogue
 
-    module = next(m.module for m in catalogue(exercise).mistakes if m.stem == path.stem)
+    module = next((m.module for m in catalogue(exercise).mistakes if m.stem == path.stem), None)
+    if module is None:
+        return "could not be loaded"
     lacking = [name for name in ("TITLE", "RATIONALE", "HELP") if not str(getattr(module, name, "")).strip()]
     if getattr(module, "VIOLATES", "") not in VIOLATIONS:
         lacking.append(f"VIOLATES {module.VIOLATES!r} (known: {', '.join(sorted(VIOLATIONS - {''}))})")
