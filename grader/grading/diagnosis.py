@@ -16,14 +16,14 @@ from grader.channel.wire import WireTensor
 from grader.course import mistakes
 from grader.course.blame import where
 from grader.course.operators import observed
-from grader.grading import agreement, compare
+from grader.grading import agreement, compare, naming
 from grader.grading.worker_client import RawResult
 from grader.results import CaseResult, Diagnosis
 
 # A submission matches a mistake when every output is within this many case bounds of the mistake's output.
 AGREEMENT = 1.0
 NON_FINITE = Diagnosis(
-    "non-finite", "Every value of an output is NaN or Inf",
+    naming.SYMPTOM, "Every value of an output is NaN or Inf",
     "Nothing finite came back, so the arithmetic overflowed or divided zero by zero somewhere: exp of a large "
     "number is inf, inf - inf and 0 / 0 are NaN, and one NaN spreads to everything it touches.",
     "Print the intermediate tensors of a small case and find the first one that holds inf or NaN; subtract a "
@@ -144,18 +144,21 @@ def judged_catalogue(judge: Any) -> Catalogue:
 def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagnosis | None:
     """The catalogued mistake that best explains this failing case, or None when none agrees closely.
 
-    A broken rule is matched on the rule, and on what broke it: the operators called, the inputs changed."""
+    A broken rule is matched on the rule (and on what broke it: the operators called, the inputs changed).
+    An output with nothing finite is NON_FINITE here; reconcile() names a mistake instead if one reproduces
+    the same pattern and agrees with the report's other failing cases."""
     known = judged_catalogue(judge)
     violated = result.extra.get("violates")
     if violated:
         outputs = _tensors(raw.reply.value) if raw.kind == "returned" else None
         found = by_rule(judge, case, violated, tuple(result.extra.get("evidence", ())), outputs)
         return next((m.diagnosis() for m in known.mistakes if found and m.stem == found[0]), None)
+    symptom = False
     if raw.kind == "returned":
         got, raised = _tensors(raw.reply.value), ""
-        if non_finite(got):
-            # Many mistakes overflow somewhere; an all-NaN answer says only that this one did too.
-            return NON_FINITE
+        # Many mistakes overflow somewhere; an all-NaN answer says only that this one did too, unless the same
+        # mistake explains the rest of the report (reconcile).
+        symptom = non_finite(got)
     elif raw.kind == "raised":
         # Type and message: torch's messages name the shapes involved, which tells raising mistakes apart.
         got, raised = None, f"{raw.reply.exception}: {raw.reply.message}"
@@ -167,6 +170,9 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
     for stem in found:
         if stem not in judge.named:
             judge.named.append(stem)
+    if symptom:
+        result.extra.update(matches=found, symptom=True)
+        return NON_FINITE
     if not found:
         return None
     # Every agreeing mistake is kept: reconcile() may prefer one that explains more of the report.
@@ -235,22 +241,15 @@ def _agreeing_among(judge: Any, case: Any, got: list | None, raised: str, leave_
 
 
 def reconcile(results: list[CaseResult], exercise: Any) -> None:
-    """Where several mistakes agree with a case, name the one that agrees with the most failing cases.
-
-    Some mistakes give the same answer on some cases (two bad starting maxes both give NaN on very negative
-    scores); the cases where they differ decide which one this submission made.
-    """
-    counts: dict[str, int] = {}
-    for result in results:
-        for stem in result.extra.get("matches", []):
-            counts[stem] = counts.get(stem, 0) + 1
+    """Name each failing case as grader/grading/naming.py chooses, from what agreed with every case of the report."""
+    found = {index: naming.Agreeing(result.extra["matches"], bool(result.extra.get("symptom")))
+             for index, result in enumerate(results) if "matches" in result.extra}
     by_stem = {mistake.stem: mistake for mistake in catalogue(exercise).mistakes}
-    for result in results:
-        matches = result.extra.get("matches", [])
-        if len(matches) > 1:
-            # Ranked by report-wide count; the case's own closeness (the list's order) breaks ties.
-            best = max(matches, key=lambda stem: (counts[stem], -matches.index(stem)))
-            result.diagnosis = by_stem[best].diagnosis()
+    for index, stem in naming.choose(found).items():
+        if stem == naming.SYMPTOM:
+            results[index].diagnosis = NON_FINITE
+        elif stem in by_stem:
+            results[index].diagnosis = by_stem[stem].diagnosis()
 
 
 def _run(mistake: Mistake, function: str, inputs: Any, names: tuple[str, ...], expected: tuple,

@@ -97,17 +97,18 @@ class VerdictCache:
         on the whole catalogue (`catalogue`: a digest of its files), not on one file's text."""
         return self.key(f"matrix\n{catalogue}\n{stem}\n{violates}", case)
 
-    def cell(self, key: str) -> tuple[list[str], bool] | None:
+    def cell(self, key: str) -> tuple[list[str], bool, bool] | None:
+        """A remembered cell: the mistakes agreeing, whether found by a broken rule, whether the output is a symptom."""
         found = self.entries.get(key)
         agreeing = found.get("agreeing") if isinstance(found, dict) else None
         if not (isinstance(agreeing, list) and all(isinstance(stem, str) for stem in agreeing)
-                and isinstance(found.get("first_only"), bool)):
+                and isinstance(found.get("by_rule"), bool) and isinstance(found.get("symptom"), bool)):
             return None
         self.kept[key] = found
-        return agreeing, found["first_only"]
+        return agreeing, found["by_rule"], found["symptom"]
 
-    def put_cell(self, key: str, agreeing: list[str], first_only: bool) -> None:
-        self.kept[key] = {"agreeing": agreeing, "first_only": first_only}
+    def put_cell(self, key: str, agreeing: list[str], by_rule: bool, symptom: bool) -> None:
+        self.kept[key] = {"agreeing": agreeing, "by_rule": by_rule, "symptom": symptom}
 
     def catalogue_seen(self) -> str:
         """The digest of the catalogue the last validate worked its matrix out for ('' if none)."""
