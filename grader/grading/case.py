@@ -19,6 +19,7 @@ from grader.course.exercise import Exercise
 from grader.course.operators import observed
 from grader.errors import CourseBroken
 from grader.grading import answer_cache
+from grader.grading.warm_up import warm_up
 from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import inert
 from grader.results import CaseResult, Outcome
@@ -65,6 +66,7 @@ class Judge:
         self.reference = reference
         self._trusted = trust.code_key(exercise)
         self.named: list[str] = []  # catalogued mistakes named so far in this run, tried first on the next failure
+        self.warm_ups: dict[str, Case] = {}  # per function, the small case its first call is made on (warm_up.py)
         self.catalogue = None  # the catalogue of mistakes, looked up on the first failure (grader/grading/diagnosis.py)
 
     def prepare(self, case: Case) -> tuple[Any, tuple, tuple | None]:
@@ -146,22 +148,12 @@ class Judge:
     def run(self, case: Case, device: str, worker: WorkerClient) -> CaseResult:
         """Run one case in the worker and turn its reply into a verdict."""
         inputs, expected, baseline = self.prepare(case)
-        shared = shared_inputs.share(_laid_out(inputs.args, inputs.layout))
-        task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
-                "size": shared.size, "device": device, "audit": list(case.audit),
-                "key_length": self._course(self.checker.span, case.function, inputs),
-                "forbidden": sorted(observed(self.exercise.rules.forbidden))}
-        # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
-        reply_limit = 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
-        if MEMORY_AUDIT in case.audit:
-            worker.reset_memory_peak()
-        try:
-            raw = worker.run(task, [shared.fd], len(shared.specs), case.time_limit or self.exercise.time_limit,
-                             reply_limit, shared.size)
-            modified = shared.changed()
-            lines = worker.learner_lines
-        finally:
-            shared.close()
+        # A memory-audited case is measured from after the learner's first call (grader/grading/warm_up.py); a first
+        # call that cost the worker its life is this case's result.
+        raw = warm_up(self, case, device, worker) if MEMORY_AUDIT in case.audit else None
+        modified, lines, first_call = [], worker.learner_lines, raw is not None
+        if raw is None:
+            raw, modified = self.call(case, inputs, expected, device, worker)
         result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                             inputs="" if case.hidden else inputs.summary, seconds=raw.seconds, points=case.points,
                             visibility=case.visibility, required=case.required)
@@ -178,11 +170,33 @@ class Judge:
                 raise CourseBroken(where(error, self.exercise.root)) from None
             result.outcome, result.diagnosis = Outcome.CRASHED, None
             result.message = f"crashed: the worker's reply could not be judged ({type(error).__name__})"
+        if first_call:
+            result.message += " (in the warm-up call on a small input, made before this case's own)"
         if MEMORY_AUDIT in case.audit and not _KEEP_AUDITED[0]:
             with _LOCK:
                 _PREPARED.pop(self._key(case), None)
                 _PREPARING.pop(self._key(case), None)
         return result
+
+    def call(self, case: Case, inputs: Any, expected: tuple, device: str, worker: WorkerClient,
+             observed_call: bool = True) -> tuple[RawResult, list[int]]:
+        """The learner's function called on the case's inputs in the worker: what came back, and the inputs it
+        changed. `observed_call=False` (a warm-up): no rule is watched, nothing is measured."""
+        shared = shared_inputs.share(_laid_out(inputs.args, inputs.layout))
+        task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
+                "size": shared.size, "device": device, "audit": list(case.audit) if observed_call else [],
+                "key_length": self._course(self.checker.span, case.function, inputs) if observed_call else 0,
+                "forbidden": sorted(observed(self.exercise.rules.forbidden)) if observed_call else []}
+        # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
+        reply_limit = 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
+        if MEMORY_AUDIT in case.audit and observed_call:
+            worker.reset_memory_peak()
+        try:
+            raw = worker.run(task, [shared.fd], len(shared.specs), case.time_limit or self.exercise.time_limit,
+                             reply_limit, shared.size)
+            return raw, shared.changed()
+        finally:
+            shared.close()
 
     def _judge(self, case: Case, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
                result: CaseResult, modified: list[int], device: str, lines: int = 0) -> None:

@@ -33,6 +33,7 @@ from grader.course.exercise import Exercise, check_exists, check_forbidden, lear
 from grader.errors import ConfigError, CourseBroken, UsageError
 from grader.grading.budget import Budget, checked_seconds
 from grader.grading.case import MEMORY_AUDIT, Judge
+from grader.grading.warm_up import warm_up_cases
 from grader.grading.worker_client import WorkerClient
 from grader.results import CaseResult, Outcome, Report
 
@@ -51,6 +52,7 @@ class Trusted:
     prints: dict[str, str]
     suites: dict = field(default_factory=dict)  # the exercise's extra suites, by option name
     staff_notes: list[str] = field(default_factory=list)  # the course's own faults a grade works around
+    warm_ups: dict[str, Case] = field(default_factory=dict)  # per function, its first call's case (warm_up.py)
 
 
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
@@ -183,7 +185,7 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
     if group:
         for suite in suites.values():
             suite.all_cases()  # its case file checked now, not after the learner's code ran
-    return Trusted(checker, cases, reference, prints, suites, notes)
+    return Trusted(checker, cases, reference, prints, suites, notes, warm_up_cases(cases))
 
 
 def prepare_process() -> None:
@@ -236,6 +238,7 @@ def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
 def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str], worker: WorkerClient,
            on_result: OnResult, report: Report, budget: Budget, diagnose: bool = True) -> None:
     judge = Judge(exercise, trusted.checker, shown, trusted.reference, diagnose=diagnose)
+    judge.warm_ups = trusted.warm_ups
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
     phases = _phases(trusted.cases, devices)
