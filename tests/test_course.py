@@ -102,6 +102,16 @@ def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
 @pytest.mark.parametrize("breakage, words", [
     (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\ncolour: red\n"),
      "exercise.yaml:3: unknown key 'colour'"),
+    (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\ntime_limit: 0\n"),
+     "exercise.yaml:3: time_limit must be positive, not 0"),
+    (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\n\nmax_score: ten\n"),
+     "exercise.yaml:4: 'max_score' must be a int or float, not 'ten'"),
+    (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\nrules:\n"
+                                                          "  inputs_unchanged: true\n  forbid: [aten.mul]\n"),
+     "exercise.yaml:5: rules must be a mapping of forbidden, inputs_unchanged, not 'forbid'"),
+    (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\nrules:\n"
+                                                          "  forbidden: aten.mul\n"),
+     "exercise.yaml:4: rules: forbidden must list operators such as aten._softmax"),
     (lambda folder: (folder / "checker.py").unlink(), "checker.py: the exercise's checker is missing"),
     (lambda folder: (folder / "checker.py").write_text("def broken(:\n"),
      "checker.py:1: the checker could not be loaded: SyntaxError"),
