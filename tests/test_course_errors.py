@@ -187,3 +187,13 @@ def test_the_fixture_courses_pass_the_new_checks(scale_course, capsys):
     code, out = run(capsys, "validate")
     assert code == 0 and "ok   hints numbered" in out and "ok   learner stub is its starter copy" in out, out
     assert FIXTURES.is_dir()
+
+
+def test_a_reference_that_does_not_import_is_one_line_naming_its_line(scale_course, capsys):
+    reference = scale_course / "solutions/02-scale/scale.py"
+    reference.write_text("import torch\n\nFACTOR = torch.no_such_thing\n" + reference.read_text())
+    code, out = run(capsys, "run", "--no-record")
+    assert code == 2 and len(out.strip().splitlines()) == 1, out
+    assert "the reference solution could not be loaded: solutions/02-scale/scale.py:3: AttributeError" in out, out
+    code, out = run(capsys, "validate")
+    assert code == 1 and "FAIL the course's own code runs (the reference solution could not be loaded: " in out, out
