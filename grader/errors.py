@@ -21,5 +21,20 @@ class ConfigError(GraderError):
         if path is not None:
             where = f"{path}:{line}: " if line else f"{path}: "
         super().__init__(f"{where}{message}")
+        self.message = message
         self.path = path
         self.line = line
+
+
+class CourseBroken(GraderError):
+    """The course's own code (a checker, its reference, a rank program) failed while grading: the run proves nothing
+    about the learner's file, so it is not graded. `where` is 'FILE:LINE: ExceptionType: message'."""
+
+    exit_code = 3
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"the course is broken: {where}")
+        self.where = where
+
+    def __reduce__(self) -> tuple:  # rebuilt from `where` alone in another process (validate's pool)
+        return type(self), (self.where,)

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from grader.errors import UsageError
 from grader.files import SOURCE_LIMIT, RefusedFile, read_regular
-from grader.grading import case as judging
+from grader.grading import failure
 from grader.learner.state import snapshot
 from grader.report.terminal import CONTINUED, THEME, TerminalRenderer, make_console
 from grader.results import CaseResult, Outcome
@@ -132,13 +132,13 @@ def test_ids_are_made_from_the_names_bytes() -> None:
 
 
 def test_a_hidden_line_is_a_line_of_the_file_and_a_type_is_from_a_fixed_list() -> None:
-    assert judging._line('  File "scale.py", line 8, in scale', lines=14) == " (line 8)"
-    assert judging._line('  File "scale.py", line 350, in scale', lines=14) == ""
-    assert judging._line('  File "scale.py", line 0, in scale', lines=14) == ""
-    assert judging.hidden_exception("KeyError") == "KeyError"
-    assert judging.hidden_exception("EOFError") == judging.hidden_exception("LEAK_3x4") == judging.OTHER_EXCEPTION
-    assert judging.OTHER_EXCEPTION == "an exception of another type"
-    assert [judging.hidden_ending(how) for how in ("SIGSEGV", "SIGUSR1", "signal 40", "exit status 35", "killed")] == [
+    assert failure.line_named('  File "scale.py", line 8, in scale', lines=14) == " (line 8)"
+    assert failure.line_named('  File "scale.py", line 350, in scale', lines=14) == ""
+    assert failure.line_named('  File "scale.py", line 0, in scale', lines=14) == ""
+    assert failure.hidden_exception("KeyError") == "KeyError"
+    assert failure.hidden_exception("EOFError") == failure.hidden_exception("LEAK_3x4") == failure.OTHER_EXCEPTION
+    assert failure.OTHER_EXCEPTION == "an exception of another type"
+    assert [failure.hidden_ending(how) for how in ("SIGSEGV", "SIGUSR1", "signal 40", "exit status 35", "killed")] == [
         "SIGSEGV", "a signal", "a signal", "exit status", "killed"]
 
 

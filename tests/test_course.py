@@ -101,10 +101,20 @@ def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
 
 @pytest.mark.parametrize("breakage, words", [
     (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\ncolour: red\n"),
-     "exercise.yaml: unknown key 'colour'"),
+     "exercise.yaml:3: unknown key 'colour'"),
+    (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\ntime_limit: 0\n"),
+     "exercise.yaml:3: time_limit must be positive, not 0"),
+    (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\n\nmax_score: ten\n"),
+     "exercise.yaml:4: 'max_score' must be a int or float, not 'ten'"),
+    (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\nrules:\n"
+                                                          "  inputs_unchanged: true\n  forbid: [aten.mul]\n"),
+     "exercise.yaml:5: rules must be a mapping of forbidden, inputs_unchanged, not 'forbid'"),
+    (lambda folder: (folder / "exercise.yaml").write_text("name: 02-scale\nstub: scale.py\nrules:\n"
+                                                          "  forbidden: aten.mul\n"),
+     "exercise.yaml:4: rules: forbidden must list operators such as aten._softmax"),
     (lambda folder: (folder / "checker.py").unlink(), "checker.py: the exercise's checker is missing"),
     (lambda folder: (folder / "checker.py").write_text("def broken(:\n"),
-     "checker.py: the checker could not be loaded: SyntaxError"),
+     "checker.py:1: the checker could not be loaded: SyntaxError"),
     (lambda folder: (folder / "checker.py").write_text("X = 1\n"),
      "checker.py: the checker must define exactly one subclass of grader.course.checker.Checker, found 0"),
     (lambda folder: (folder / "checker.py").write_text((folder / "checker.py").read_text().replace(
@@ -112,10 +122,10 @@ def test_a_prefix_that_names_several_or_none_is_a_usage_error(two, name, words):
      "checker.py: scale uses 'scale', which is not another of the checker's functions"),
     (lambda folder: (folder / "cases/examples.yaml").write_text("cases:\n  - name: a\n    function: scale\n"
                                                                  "    factor: -1\n"),
-     "examples.yaml:2: case 'a': factor must be a non-negative integer"),
+     "examples.yaml:4: case 'a': factor must be a non-negative integer"),
     (lambda folder: (folder / "cases/examples.yaml").write_text("cases:\n  - name: a\n    function: scale\n"
                                                                  "    factor: 1\n    tolerance: {float64: 0.5}\n"),
-     "examples.yaml:2: case 'a': tolerance float64 must be a number from 1e-15 to 1e-06"),
+     "examples.yaml:5: case 'a': tolerance float64 must be a number from 1e-15 to 1e-06"),
 ])
 def test_a_broken_exercise_is_one_line_naming_the_file(two, capsys, breakage, words):
     breakage(two / "exercises/02-scale")

@@ -138,3 +138,47 @@ def test_agreement_is_measured_in_the_cases_bound_and_unlike_outputs_never_agree
         assert agreement.distance(mistake, unlike, bounds) == math.inf
     assert agreement.distance(with_nan, with_inf, bounds) == math.inf  # NaN where the other has inf
     assert agreement.distance(with_nan, with_nan, bounds) == 0.0
+
+
+def test_a_symptom_gives_way_to_the_mistake_that_reproduces_it_and_the_rest_of_the_report(tmp_path):
+    """01 without the max: every failing case is inf/inf or 0/0, which the catalogued mistake reproduces exactly."""
+    from grader.course.exercise import load_exercise
+
+    softmax = load_exercise(REPO, REPO / "exercises/01-stable-softmax")
+    wrong = tmp_path / "softmax.py"
+    wrong.write_text("import torch\n\n\ndef softmax(x, dim):\n    e = x.exp()\n    return e / e.sum(dim, keepdim=True)\n")
+    report = grade(softmax, wrong, "submit", "cpu")
+    failed = [r for r in report.results if r.outcome.counts_as_failure]
+    assert failed and {r.diagnosis.mistake for r in failed} == {"no_max_subtraction"}, \
+        {r.name: r.diagnosis and r.diagnosis.mistake for r in failed}
+    assert failed[0].diagnosis.title == "Exponentiates the scores without subtracting the max"
+
+
+def test_a_running_max_started_at_zero_is_named_on_every_failing_case(tmp_path):
+    wrong = tmp_path / "zero_max.py"
+    wrong.write_text(reference_text().replace(
+        "    output, total, running_max = attention_chunk_stats(query, key_chunks[0], value_chunks[0])\n"
+        "    for key_chunk, value_chunk in zip(key_chunks[1:], value_chunks[1:]):",
+        "    output = query.new_zeros((*query.shape[:-1], value_chunks[0].shape[-1]))\n"
+        "    total = query.new_zeros((*query.shape[:-1], 1))\n"
+        "    running_max = torch.zeros_like(total)\n"
+        "    for key_chunk, value_chunk in zip(key_chunks, value_chunks):"), encoding="utf-8")
+    report = grade(ring_exercise(), wrong, "submit", "cpu")
+    failed = [r for r in report.results if r.outcome.counts_as_failure]
+    assert len(failed) >= 4 and any(r.extra.get("symptom") for r in failed)
+    assert {r.diagnosis.mistake for r in failed if r.diagnosis} == {"running_max_starts_at_zero"}, \
+        {r.name: r.diagnosis and r.diagnosis.mistake for r in failed}
+    assert all(r.diagnosis for r in failed)
+
+
+def test_a_symptom_no_mistake_explains_throughout_stays_a_symptom():
+    from grader.grading.naming import SYMPTOM, Agreeing, choose
+
+    # The mistake reproduces the NaN case, but another failing case disagrees with it: the symptom stays.
+    named = choose({"nan": Agreeing(["zero_max", "no_max"], symptom=True), "finite": Agreeing(["other"]),
+                    "nan-too": Agreeing(["zero_max"], symptom=True)})
+    assert named == {"nan": SYMPTOM, "finite": "other", "nan-too": SYMPTOM}
+    named = choose({"nan": Agreeing(["no_max", "zero_max"], symptom=True), "finite": Agreeing(["zero_max"]),
+                    "nan-too": Agreeing(["zero_max"], symptom=True)})
+    assert named == {"nan": "zero_max", "finite": "zero_max", "nan-too": "zero_max"}
+    assert choose({"nan": Agreeing([], symptom=True)}) == {"nan": SYMPTOM}

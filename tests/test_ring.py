@@ -121,7 +121,7 @@ def test_a_bad_ring_case_names_file_and_line(tmp_path):
     path.write_text("cases:\n  - name: ok\n    function: distributed_ring\n    shards: [2, 2]\n"
                     "  - name: bad\n    function: distributed_ring\n    shards: [2, 2]\n    lq: [1]\n")
     suite.file = path
-    with pytest.raises(ConfigError, match=r"ring.yaml:5: case 'bad': lq must be a positive integer or one per rank"):
+    with pytest.raises(ConfigError, match=r"ring.yaml:8: case 'bad': lq must be a positive integer or one per rank"):
         suite.cases(2)
 
 

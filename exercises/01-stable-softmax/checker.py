@@ -39,8 +39,9 @@ class StableSoftmaxChecker(Checker):
     rule_reasons = {
         "inputs-modified": ("compute x - m as a new tensor rather than x.sub_(m) or x -= m, which overwrite "
                             "the caller's x"),
-        "forbidden": ("the point is to write the softmax yourself, and torch.softmax, F.softmax, Tensor.softmax "
-                      "and log_softmax(...).exp() all run it. amax, exp, sum and torch.logsumexp are allowed"),
+        "forbidden": ("the point is to write the softmax yourself, and torch.softmax, F.softmax, Tensor.softmax, "
+                      "log_softmax(...).exp() and scaled_dot_product_attention all run it. amax, exp, sum and "
+                      "torch.logsumexp are allowed"),
     }
 
     def validate(self, function: str, params: dict[str, Any]) -> None:

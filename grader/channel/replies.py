@@ -185,7 +185,8 @@ def _observations(found: Any, inputs: int) -> dict[str, Any]:
 
 RANK_KINDS = ("torch-ready", "ready", "load-error") + CASE_KINDS
 MAX_STATS = 1024
-PHASES = ("learner", "communication", "")
+PHASES = ("learner", "communication", "program", "")  # program: the exercise's rank program itself raised
+MAX_LINE = 10_000_000
 
 
 def parse_rank(body: Any, tensors: list[WireTensor], world: int) -> dict[str, Any]:
@@ -209,6 +210,11 @@ def parse_rank(body: Any, tensors: list[WireTensor], world: int) -> dict[str, An
         raise _fail("seconds is not a finite, non-negative number")
     clean.update(phase=phase, seconds=float(seconds), exception=_string(body, "exception"),
                  message=_string(body, "message"), traceback=_string(body, "traceback"))
+    if phase == "program":
+        line = body.get("line", 0)
+        if type(line) is not int or not 0 <= line <= MAX_LINE:
+            raise _fail("line is not a line number")
+        clean.update(line=line, file=_string(body, "file"))
     stats = body.get("stats", [])
     if not isinstance(stats, list) or len(stats) > MAX_STATS:
         raise _fail(f"stats is not a list of at most {MAX_STATS} entries")

@@ -7,15 +7,19 @@ to after_due_date), `required`
 (a failure rejects the submission whatever else passes) and `tolerance` (within the limits of
 grader.course.checker.Tolerance). Every other key is the checker's to define and validate. A file's
 `defaults` apply to each of its cases.
+
+An error names the line of the key it is about: the key a ValueError's message starts with or quotes
+(`dtype must be one of ...`, `unknown key 'dtpye'`), and `defaults:` when that key came from the defaults.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from grader.course.yamlfile import line_of, load_yaml, require
+from grader.course.yamlfile import LineDict, line_of, line_of_key, load_yaml, require
 from grader.errors import ConfigError
 
 GENERIC_KEYS = {"name", "function", "about", "time_limit", "repeat", "audit", "points", "visibility", "required",
@@ -63,23 +67,21 @@ def load_case_file(path: Path, suite: str, functions: tuple[str, ...], validate:
         if not isinstance(entry, dict):
             raise ConfigError(f"case #{index} must be a mapping, not {entry!r}", path, line)
         name = require(entry, "name", str, path)
-        where = f"case {name!r}"
-        # Defaults may set any key, generic ones included (a file of slow cases shares one time_limit).
-        merged = type(entry)({**defaults, **entry})
-        merged.line = line
-        entry = merged
-        function = require(entry, "function", str, path)
+        entry, blame = _merged(defaults, entry, path, name)
+        get = lambda key, kind, default=_REQUIRED: blame.required(key, kind, default)  # noqa: E731
+        function = get("function", str)
         if function not in functions:
-            raise ConfigError(f"{where}: unknown function {function!r} (expected one of: {', '.join(functions)})",
-                              path, line)
+            raise blame(ValueError(f"unknown function {function!r} (expected one of: {', '.join(functions)})"),
+                        "function")
         try:
             # A hidden case's result reaches Gradescope's learners after the due date unless its YAML says otherwise.
             generic = _generic(entry, path, check_tolerance, "after_due_date" if suite == "hidden" else "visible")
         except ValueError as error:
-            raise ConfigError(f"{where}: {error}", path, line) from None
-        repeat = require(entry, "repeat", int, path, 1)
+            raise blame(error) from None
+        repeat = get("repeat", int, 1)
         if repeat < 1:
-            raise ConfigError(f"{where}: repeat must be at least 1", path, line)
+            raise blame(ValueError("repeat must be at least 1"), "repeat")
+        about = get("about", str, "")
         params = {key: value for key, value in entry.items() if key not in GENERIC_KEYS}
         for copy in range(repeat):
             copy_params = dict(params)
@@ -91,11 +93,62 @@ def load_case_file(path: Path, suite: str, functions: tuple[str, ...], validate:
             try:
                 validate(function, {**copy_params, **({"audit": list(generic["audit"])} if generic["audit"] else {})})
             except ValueError as error:
-                raise ConfigError(f"{where}: {error}", path, line) from None
-            cases.append(Case(copy_name, suite, function, require(entry, "about", str, path, ""), copy_params,
+                raise blame(error) from None
+            cases.append(Case(copy_name, suite, function, about, copy_params,
                               generic["time_limit"], f"{path}:{line}", generic["audit"], generic["points"],
                               generic["visibility"], generic["required"], generic["tolerance"]))
     return cases
+
+
+_REQUIRED = object()
+
+
+class _Blame:
+    """Turns what is wrong with one case into a ConfigError at the line of the key it is about: the case's own key,
+    or the file's `defaults` (named as such) when the key came from there."""
+
+    def __init__(self, path: Path, name: str, entry: dict, defaults: dict) -> None:
+        self.path, self.name, self.entry, self.defaults = path, name, entry, defaults
+
+    def __call__(self, error: ValueError, key: str | None = None) -> ConfigError:
+        message = str(error)
+        key = key or _key_named(message, [*self.entry, *self.defaults])
+        if key is not None and key not in self.entry and key in self.defaults:
+            return ConfigError(f"defaults: {message} (as applied to case {self.name!r})", self.path,
+                               line_of_key(self.defaults, key))
+        line = line_of_key(self.entry, key) if key in self.entry else line_of(self.entry)
+        return ConfigError(f"case {self.name!r}: {message}", self.path, line)
+
+    def required(self, key: str, kind: type, default: Any = _REQUIRED) -> Any:
+        """The case's value of `key` (or the defaults'), checked against `kind`."""
+        if key in self.defaults and key not in self.entry:
+            try:
+                return require(self.defaults, key, kind, self.path)
+            except ConfigError as error:
+                raise ConfigError(f"defaults: {error.message}", self.path, error.line) from None
+        if default is _REQUIRED:
+            return require(self.entry, key, kind, self.path)
+        return require(self.entry, key, kind, self.path, default)
+
+
+def _merged(defaults: dict, entry: dict, path: Path, name: str) -> tuple[LineDict, _Blame]:
+    """The case with the file's defaults under it (defaults may set any key, generic ones included: a file of slow
+    cases shares one time_limit), and what names the line of whatever is wrong with it."""
+    merged = LineDict({**defaults, **entry})
+    merged.line = line_of(entry)
+    merged.key_lines = {**getattr(defaults, "key_lines", {}), **getattr(entry, "key_lines", {})}
+    return merged, _Blame(path, name, entry, defaults)
+
+
+def _key_named(message: str, keys: list[str]) -> str | None:
+    """The case key a message is about: the one it quotes as an unknown key, starts with, or else quotes."""
+    unknown = re.match(r"unknown key '([^']+)'", message)
+    if unknown and unknown.group(1) in keys:
+        return unknown.group(1)
+    first = re.match(r"['\"]?([A-Za-z_][A-Za-z0-9_]*)", message)
+    if first and first.group(1) in keys:
+        return first.group(1)
+    return next((quoted for quoted in re.findall(r"'([^']+)'", message) if quoted in keys), None)
 
 
 def _generic(entry: dict, path: Path, check_tolerance: Callable[[dict], Any] | None,

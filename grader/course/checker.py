@@ -198,7 +198,14 @@ def load_checker(path: Path) -> Checker:
     try:
         spec.loader.exec_module(module)
     except Exception as error:  # noqa: BLE001  (instructor code: say where it broke, in one line)
-        raise ConfigError(f"the checker could not be loaded: {type(error).__name__}: {error}", path) from None
+        from grader.course.blame import course_frame, where
+
+        # Where it broke, from the exercise's folder: the checker's own line, or another file it imported.
+        found, described = course_frame(error, path.parent), where(error, path.parent)
+        if found and found[0].resolve() == path.resolve():
+            raise ConfigError(f"the checker could not be loaded: {described.split(': ', 1)[1]}", path, found[1]) \
+                from None
+        raise ConfigError(f"the checker could not be loaded: {described}", path) from None
     found = [value for value in vars(module).values()
              if isinstance(value, type) and issubclass(value, Checker) and value is not Checker
              and value.__module__ == module.__name__]

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from grader import PACKAGE
-from grader.course.yamlfile import load_yaml, require
+from grader.course.yamlfile import LineDict, line_of, line_of_key, load_yaml, require
 from grader.errors import ConfigError, UsageError
 from grader.files import SOURCE_LIMIT, kind_of
 
@@ -36,11 +36,18 @@ class Rules:
     """What an exercise forbids, judged by the grader on every case."""
 
     inputs_unchanged: bool = True
-    forbidden: tuple[str, ...] = ()  # operators the learner's call may not run, such as aten._softmax
+    # Operators the learner's call may not run, such as aten._softmax, and families ("family:layer_norm"):
+    # grader/course/operators.py says what each stands for.
+    forbidden: tuple[str, ...] = ()
 
     def to_yaml(self) -> dict:
         """Every rule as `exercise.yaml` spells it (a learner bundle writes them all, whatever rules exist)."""
-        return {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(self).items()}
+        from grader.course.operators import FAMILY_PREFIX
+
+        written = {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(self).items()}
+        written["forbidden"] = [{"family": entry[len(FAMILY_PREFIX):]} if entry.startswith(FAMILY_PREFIX) else entry
+                                for entry in self.forbidden]
+        return written
 
 
 RULE_KEYS = frozenset(rule.name for rule in fields(Rules))
@@ -148,18 +155,21 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
     root, folder = root.resolve(), folder.resolve()
     path = folder / EXERCISE_FILE
     if path.is_file():
-        data = load_yaml(path) or {}
-        if not isinstance(data, dict):
-            raise ConfigError("expected a mapping of keys to values", path)
+        written = load_yaml(path) or {}
+        if not isinstance(written, dict):
+            raise ConfigError("expected a mapping of keys to values", path, line_of(written))
     elif overrides:
-        data, path = {}, course or path
+        written, path = {}, course or path
     else:
         raise ConfigError(f"{folder.name} has no {EXERCISE_FILE}", path)
-    data = {**data, **(overrides or {})}
-    unknown = sorted(set(data) - KNOWN_KEYS)
+    data = LineDict({**written, **(overrides or {})})
+    data.line = line_of(written)
+    # The course file's overrides are written in another file: their lines are not this file's.
+    data.key_lines = {key: line for key, line in getattr(written, "key_lines", {}).items() if key not in (overrides or {})}
+    unknown = sorted(set(data) - KNOWN_KEYS, key=lambda key: (line_of_key(data, key) or 0, str(key)))
     if unknown:
         raise ConfigError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})", path,
-                          getattr(data, "line", None))
+                          line_of_key(data, unknown[0]))
     get = lambda key, kind=str, default=None: require(data, key, kind, path, default)  # noqa: E731
     name = get("name", default=folder.name)
     stub = folder / get("stub")
@@ -168,8 +178,10 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
     budget = float(get("time_budget", (int, float), 300))
     memory = int(get("memory_limit_mb", int, 4096))
     max_score = get("max_score", (int, float), None)
-    if limit <= 0 or budget <= 0 or memory <= 0 or (max_score is not None and max_score <= 0):
-        raise ConfigError("time_limit, time_budget, memory_limit_mb and max_score must be positive", path)
+    for key, value in (("time_limit", limit), ("time_budget", budget), ("memory_limit_mb", memory),
+                       ("max_score", max_score)):
+        if value is not None and value <= 0:
+            raise ConfigError(f"{key} must be positive, not {data[key]!r}", path, line_of_key(data, key))
     return Exercise(
         name=name, title=get("title", default=name), root=root, directory=folder, stub=stub,
         starter=inside("starter", f"starter/{stub.name}"), statement=inside("statement", "README.md"),
@@ -181,9 +193,9 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
         hints=inside("hints", f"{root}/hints/{name}"),
         time_limit=limit, time_budget=budget, memory_limit_mb=memory,
         max_score=float(max_score) if max_score is not None else None,
-        rules=_rules(data.get("rules"), path),
+        rules=_rules(data.get("rules"), path, line_of_key(data, "rules")),
         precomputed=inside("precomputed", None) if data.get("precomputed") is not None else None,
-        distributed=_distributed(data.get("distributed"), path))
+        distributed=_distributed(data.get("distributed"), path, line_of_key(data, "distributed")))
 
 
 def hand_in(root: Path) -> str:
@@ -197,33 +209,44 @@ def _path(root: Path, folder: Path, value: str) -> Path:
     return Path(value) if Path(value).is_absolute() else (folder / value).resolve()
 
 
-def _distributed(value: object, path: Path) -> Distributed | None:
+def _distributed(value: object, path: Path, line: int | None) -> Distributed | None:
     if value is None:
         return None
     if not isinstance(value, dict) or set(value) - {"ranks", "counts"}:
         raise ConfigError("distributed must be a mapping of ranks (2 or more) and counts (true or false)", path,
-                          getattr(value, "line", None))
+                          line)
     ranks, counts = value.get("ranks", 2), value.get("counts", True)
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 2:
         raise ConfigError(f"distributed: ranks must be a whole number of 2 or more, not {ranks!r}", path,
-                          getattr(value, "line", None))
+                          line)
     if not isinstance(counts, bool):
-        raise ConfigError(f"distributed: counts must be true or false, not {counts!r}", path, getattr(value, "line", None))
+        raise ConfigError(f"distributed: counts must be true or false, not {counts!r}", path, line)
     return Distributed(ranks, counts)
 
 
-def _rules(value: object, path: Path) -> Rules:
+def _rules(value: object, path: Path, line: int | None) -> Rules:
+    from grader.course.operators import parse_forbidden
+
     if value is None:
         return Rules()
     if not isinstance(value, dict) or set(value) - RULE_KEYS:
-        raise ConfigError(f"rules must be a mapping of {', '.join(sorted(RULE_KEYS))}", path)
-    forbidden = value.get("forbidden", [])
-    if not (isinstance(forbidden, list) and all(isinstance(op, str) and op.startswith("aten.") for op in forbidden)):
-        raise ConfigError("rules: forbidden must list operators such as aten._softmax", path)
+        unknown = sorted(set(value) - RULE_KEYS) if isinstance(value, dict) else []
+        raise ConfigError(f"rules must be a mapping of {', '.join(sorted(RULE_KEYS))}"
+                          + (f", not {unknown[0]!r}" if unknown else ""), path,
+                          line_of_key(value, unknown[0]) if unknown else line)
+    forbidden = parse_forbidden(value.get("forbidden", []), path, line_of_key(value, "forbidden"))
     unchanged = value.get("inputs_unchanged", True)
     if not isinstance(unchanged, bool):
-        raise ConfigError("rules: inputs_unchanged must be true or false", path)
-    return Rules(unchanged, tuple(forbidden))
+        raise ConfigError("rules: inputs_unchanged must be true or false", path, line_of_key(value, "inputs_unchanged"))
+    return Rules(unchanged, forbidden)
+
+
+def check_forbidden(exercise: Exercise) -> None:
+    """Refuse a forbidden operator the worker's observer could never see (misspelt, or always decomposed by torch
+    first): one line naming exercise.yaml and the line. Needs torch's registry, so it runs where grading starts."""
+    from grader.course.operators import check_names
+
+    check_names(exercise.rules.forbidden, exercise.directory / EXERCISE_FILE)
 
 
 def find_exercise(root: Path, name: str | None) -> Exercise:

@@ -10,25 +10,36 @@ diagnosis).
 
 from __future__ import annotations
 
+import __future__
 import tempfile
 from pathlib import Path
 from types import ModuleType
 
 SEAM = "\n\n# ---------------- the mistake: what follows replaces the reference's definitions ----------------\n"
+FUTURE = "from __future__ import"
 
 
 def compose(mistake: Path, reference: Path) -> str:
-    """The reference's source with the mistake's appended (its `from __future__` lines dropped: not allowed there)."""
-    own = [line for line in mistake.read_text(encoding="utf-8").splitlines()
-           if not line.startswith("from __future__ import")]
+    """The reference's source with the mistake's appended (its `from __future__` lines blanked: not allowed there)."""
+    own = ["" if line.startswith(FUTURE) else line for line in mistake.read_text(encoding="utf-8").splitlines()]
     return reference.read_text(encoding="utf-8").rstrip() + SEAM + "\n".join(own) + "\n"
 
 
 def load(mistake: Path, reference: Path) -> ModuleType:
-    """The composed module, imported in this process (instructor code: trusted)."""
+    """The composed module, imported in this process (instructor code: trusted).
+
+    The reference and the mistake are compiled each as its own file into one namespace, the mistake's
+    definitions last: the same module as the composed source, but every line a traceback or a SyntaxError
+    names is a line of the file it is in. Whatever the mistake's file raises is raised here.
+    """
     module = ModuleType(f"mistake_{mistake.stem}")
     module.__file__ = str(mistake)
-    exec(compile(compose(mistake, reference), str(mistake), "exec"), module.__dict__)  # noqa: S102
+    base = compile(reference.read_text(encoding="utf-8"), str(reference), "exec")
+    exec(base, module.__dict__)  # noqa: S102
+    # The reference's `from __future__` imports hold for the mistake too, as they do in the composed file.
+    inherited = base.co_flags & _FUTURE_FLAGS
+    exec(compile(mistake.read_text(encoding="utf-8"), str(mistake), "exec", flags=inherited, dont_inherit=True),
+         module.__dict__)  # noqa: S102
     return module
 
 
@@ -41,3 +52,8 @@ def as_submission(mistake: Path, reference: Path, folder: Path) -> Path:
 
 def temporary_folder() -> Path:
     return Path(tempfile.mkdtemp(prefix="grader-mistakes-"))
+
+
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag

@@ -1,7 +1,12 @@
-"""YAML loading that remembers where each mapping starts, so errors can name the line."""
+"""YAML loading that remembers where each mapping, key and list item is, so errors can name the line.
+
+Numbers are read as YAML 1.2 reads them: `2e-4`, `1E3`, `-1e30` and `1.5e5` are floats (PyYAML's
+YAML 1.1 resolver leaves a float without a dot, or with an unsigned exponent, a string).
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,25 +17,44 @@ from grader.errors import ConfigError
 _MISSING = object()
 
 
+# YAML 1.2's floats that YAML 1.1's resolver misses: an exponent without a dot (2e-4, 1E3) or without a sign (1.5e5).
+YAML12_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+
+
 class LineDict(dict):
-    """A mapping from a YAML file that knows the line it starts on (1-based)."""
+    """A mapping from a YAML file that knows the line it starts on and the line of each key (1-based)."""
 
     line: int | None = None
+    key_lines: dict = {}
+
+
+class LineList(list):
+    """A list from a YAML file that knows the line it starts on and the line of each item."""
+
+    line: int | None = None
+    item_lines: list = []
 
 
 class _Lines:
-    """Mappings that know their line, and a key given twice refused (YAML would keep the last silently)."""
+    """Mappings and lists that know their lines, and a key given twice refused (YAML would keep the last silently)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LineDict:
-        seen: set = set()
+        lines: dict = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
-            if key in seen:
+            if key in lines:
                 raise ConfigError(f"key {key!r} appears twice", None, key_node.start_mark.line + 1)
-            seen.add(key)
+            lines[key] = key_node.start_mark.line + 1
         mapping = LineDict(super().construct_mapping(node, deep=True))
         mapping.line = node.start_mark.line + 1
+        mapping.key_lines = lines
         return mapping
+
+    def construct_line_list(self, node: yaml.SequenceNode) -> LineList:
+        items = LineList(self.construct_sequence(node, deep=True))
+        items.line = node.start_mark.line + 1
+        items.item_lines = [item.start_mark.line + 1 for item in node.value]
+        return items
 
 
 class _Loader(_Lines, yaml.SafeLoader):
@@ -42,6 +66,9 @@ class _Loader(_Lines, yaml.SafeLoader):
 _FastLoader = type("_FastLoader", (_Lines, yaml.CSafeLoader), {}) if hasattr(yaml, "CSafeLoader") else _Loader
 for _loader in {_Loader, _FastLoader}:
     _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _loader.construct_mapping)
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _loader.construct_line_list)
+    # Tried after YAML 1.1's own resolvers: only what they would leave a string becomes a float.
+    _loader.add_implicit_resolver("tag:yaml.org,2002:float", YAML12_FLOAT, list("-+0123456789."))
 
 
 def load_yaml(path: Path) -> Any:
@@ -69,8 +96,13 @@ def load_yaml(path: Path) -> Any:
 
 
 def line_of(value: Any) -> int | None:
-    """The line a mapping started on, when it came from a file."""
+    """The line a mapping or list started on, when it came from a file."""
     return getattr(value, "line", None)
+
+
+def line_of_key(mapping: Any, key: Any) -> int | None:
+    """The line `key` is written on in a mapping from a file; else the mapping's own line."""
+    return getattr(mapping, "key_lines", {}).get(key) or line_of(mapping)
 
 
 def require(mapping: Any, key: str, kind: type | tuple, path: Path, default: Any = _MISSING) -> Any:
@@ -83,8 +115,8 @@ def require(mapping: Any, key: str, kind: type | tuple, path: Path, default: Any
         return default
     value = mapping[key]
     if isinstance(value, bool) and kind in (int, float, (int, float)):
-        raise ConfigError(f"{key!r} must be a number, not {value!r}", path, line_of(mapping))
+        raise ConfigError(f"{key!r} must be a number, not {value!r}", path, line_of_key(mapping, key))
     if not isinstance(value, kind):
         names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise ConfigError(f"{key!r} must be a {names}, not {value!r}", path, line_of(mapping))
+        raise ConfigError(f"{key!r} must be a {names}, not {value!r}", path, line_of_key(mapping, key))
     return value

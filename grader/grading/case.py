@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from dataclasses import asdict
@@ -12,30 +11,18 @@ from typing import Any, Callable
 
 from grader.channel import shared_inputs
 from grader.course import trust
+from grader.course.blame import charged_to_course, course_frame, where
 from grader.course.cases import Case
 from grader.course.checker import Checker, Tolerance
 from grader.course.exercise import Exercise
-from grader.grading import answer_cache
+from grader.course.operators import observed
+from grader.errors import CourseBroken
+from grader.grading import answer_cache, failure
+from grader.grading.warm_up import warm_up
 from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import inert
 from grader.results import CaseResult, Outcome
 
-# What a hidden case may name, whatever the learner's code raised: a few common types, each a fixed string of the
-# grader's (about 4 bits a case, where any builtin's name carried about 6); every other type reads the same.
-HIDDEN_EXCEPTIONS = ("AssertionError", "AttributeError", "IndexError", "KeyError", "MemoryError", "NameError",
-                     "OutOfMemoryError", "OverflowError", "RecursionError", "RuntimeError", "TypeError",
-                     "UnboundLocalError", "ValueError", "ZeroDivisionError")
-OTHER_EXCEPTION = "an exception of another type"
-# How a hidden case's worker ended, as its class only: the exit status or the signal the code chose never shows.
-HIDDEN_ENDINGS = {"SIGSEGV": "SIGSEGV", "SIGABRT": "SIGABRT", "SIGKILL": "SIGKILL", "exit": "exit status",
-                  "killed": "killed"}  # killed: by the grader, its own word
-OTHER_ENDING = "a signal"
-CRASH_HINTS = {
-    "SIGSEGV": " (a segmentation fault: memory read or written through ctypes or a C extension)",
-    "SIGABRT": " (the process aborted: os.abort, or a failed assertion inside a C library)",
-    "SIGKILL": " (killed from outside: often the system running out of memory)",
-    "exit": " (your code ended the process: os._exit, or exit in a child you forked?)",
-}
 MEMORY_AUDIT = "memory"
 _PREPARED: dict[tuple[str, str], tuple] = {}
 _PREPARING: dict[tuple[str, str], threading.Event] = {}
@@ -62,6 +49,7 @@ class Judge:
         self.reference = reference
         self._trusted = trust.code_key(exercise)
         self.named: list[str] = []  # catalogued mistakes named so far in this run, tried first on the next failure
+        self.warm_ups: dict[str, Case] = {}  # per function, the small case its first call is made on (warm_up.py)
         self.catalogue = None  # the catalogue of mistakes, looked up on the first failure (grader/grading/diagnosis.py)
 
     def prepare(self, case: Case) -> tuple[Any, tuple, tuple | None]:
@@ -78,16 +66,23 @@ class Judge:
                 ready.claimed = True  # this thread builds it; another asking for it waits on the event
         if mine:
             try:
-                inputs = self.checker.build_inputs(case.function, case.params)
+                inputs = self._course(self.checker.build_inputs, case.function, case.params)
                 _PREPARED[key] = (inputs, *self._answers(case, inputs, "\0".join(key)))
             finally:
                 ready.set()
         ready.wait()
         if key not in _PREPARED:  # the thread that built it failed: build it here, and raise what it raises
-            inputs = self.checker.build_inputs(case.function, case.params)
-            _PREPARED[key] = (inputs, self.checker.expected(case.function, inputs),
-                              self.checker.baseline(case.function, inputs, self.reference))
+            inputs = self._course(self.checker.build_inputs, case.function, case.params)
+            _PREPARED[key] = (inputs, self._course(self.checker.expected, case.function, inputs),
+                              self._course(self.checker.baseline, case.function, inputs, self.reference,
+                                           fallback=self.exercise.solution))
         return _PREPARED[key]
+
+    def _course(self, method: Callable, *args: Any, fallback: Any = None) -> Any:
+        """A checker method's result; whatever it raises is the course's bug (CourseBroken, with its file and line),
+        never the learner's."""
+        with charged_to_course(self.exercise.root, fallback or self.exercise.checker):
+            return method(*args)
 
     def _key(self, case: Case) -> tuple[str, str]:
         return self._trusted, json.dumps(asdict(case), sort_keys=True, default=str)
@@ -100,8 +95,9 @@ class Judge:
             if stored is not None:
                 return stored
         started = time.perf_counter()
-        expected = self.checker.expected(case.function, inputs)
-        baseline = self.checker.baseline(case.function, inputs, self.reference)
+        expected = self._course(self.checker.expected, case.function, inputs)
+        baseline = self._course(self.checker.baseline, case.function, inputs, self.reference,
+                                fallback=self.exercise.solution)
         if cached and time.perf_counter() - started > answer_cache.SLOW_SECONDS:
             answer_cache.store(self.exercise.root, key, expected, baseline)
         return expected, baseline
@@ -135,22 +131,12 @@ class Judge:
     def run(self, case: Case, device: str, worker: WorkerClient) -> CaseResult:
         """Run one case in the worker and turn its reply into a verdict."""
         inputs, expected, baseline = self.prepare(case)
-        shared = shared_inputs.share(_laid_out(inputs.args, inputs.layout))
-        task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
-                "size": shared.size, "device": device, "audit": list(case.audit),
-                "key_length": self.checker.span(case.function, inputs),
-                "forbidden": list(self.exercise.rules.forbidden)}
-        # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
-        reply_limit = 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
-        if MEMORY_AUDIT in case.audit:
-            worker.reset_memory_peak()
-        try:
-            raw = worker.run(task, [shared.fd], len(shared.specs), case.time_limit or self.exercise.time_limit,
-                             reply_limit, shared.size)
-            modified = shared.changed()
-            lines = worker.learner_lines
-        finally:
-            shared.close()
+        # A memory-audited case is measured from after the learner's first call (grader/grading/warm_up.py); a first
+        # call that cost the worker its life is this case's result.
+        raw = warm_up(self, case, device, worker) if MEMORY_AUDIT in case.audit else None
+        modified, lines, first_call = [], worker.learner_lines, raw is not None
+        if raw is None:
+            raw, modified = self.call(case, inputs, expected, device, worker)
         result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                             inputs="" if case.hidden else inputs.summary, seconds=raw.seconds,
                             cpu_seconds=raw.cpu_seconds, points=case.points,
@@ -164,13 +150,37 @@ class Judge:
 
                 result.diagnosis = diagnose(self, case, raw, result)
         except Exception as error:  # noqa: BLE001  (a reply that passed the schema yet cannot be judged)
+            if course_frame(error, self.exercise.root):  # the checker's own code raised (its budget, its names)
+                raise CourseBroken(where(error, self.exercise.root)) from None
             result.outcome, result.diagnosis = Outcome.CRASHED, None
             result.message = f"crashed: the worker's reply could not be judged ({type(error).__name__})"
+        if first_call:
+            result.message += " (in the warm-up call on a small input, made before this case's own)"
         if MEMORY_AUDIT in case.audit and not _KEEP_AUDITED[0]:
             with _LOCK:
                 _PREPARED.pop(self._key(case), None)
                 _PREPARING.pop(self._key(case), None)
         return result
+
+    def call(self, case: Case, inputs: Any, expected: tuple, device: str, worker: WorkerClient,
+             observed_call: bool = True) -> tuple[RawResult, list[int]]:
+        """The learner's function called on the case's inputs in the worker: what came back, and the inputs it
+        changed. `observed_call=False` (a warm-up): no rule is watched, nothing is measured."""
+        shared = shared_inputs.share(_laid_out(inputs.args, inputs.layout))
+        task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
+                "size": shared.size, "device": device, "audit": list(case.audit) if observed_call else [],
+                "key_length": self._course(self.checker.span, case.function, inputs) if observed_call else 0,
+                "forbidden": sorted(observed(self.exercise.rules.forbidden)) if observed_call else []}
+        # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
+        reply_limit = 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
+        if MEMORY_AUDIT in case.audit and observed_call:
+            worker.reset_memory_peak()
+        try:
+            raw = worker.run(task, [shared.fd], len(shared.specs), case.time_limit or self.exercise.time_limit,
+                             reply_limit, shared.size)
+            return raw, shared.changed()
+        finally:
+            shared.close()
 
     def _judge(self, case: Case, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
                result: CaseResult, modified: list[int], device: str, lines: int = 0) -> None:
@@ -188,8 +198,9 @@ class Judge:
             names = self.checker.input_names(case.function, inputs)
             changed = sorted(set(modified) | set(reply.observations.get("version_changed", [])))
             reasons = self.checker.rule_reasons
-            seen = [name for name in reply.observations.get("forbidden_seen", []) if name in self.exercise.rules.forbidden]
-            violation = (rules.forbidden(seen, reasons.get("forbidden", ""))
+            forbidden = self.exercise.rules.forbidden
+            seen = [name for name in reply.observations.get("forbidden_seen", []) if name in observed(forbidden)]
+            violation = (rules.forbidden(seen, reasons.get("forbidden", ""), forbidden)
                          or (rules.inputs_modified(names, changed, reasons.get("inputs-modified", ""))
                              if self.exercise.rules.inputs_unchanged else None)
                          or rules.memory(list(case.audit), case.function, inputs, raw.peak_bytes,
@@ -198,6 +209,9 @@ class Judge:
                 result.message = violation.hidden_message if case.hidden and violation.hidden_message else \
                     violation.message
                 result.extra["violates"] = violation.kind
+                # What broke it, in the grader's own terms (operator names it listed, input indices), so that the
+                # diagnosis names the mistake that broke it the same way.
+                result.extra["evidence"] = {"forbidden": seen, "inputs-modified": changed}.get(violation.kind, [])
                 return
             function = self.checker.functions[case.function]
             verdict = compare.compare_outputs(reply.value, function.outputs, expected, inputs.output_dtype(), device,
@@ -208,74 +222,11 @@ class Judge:
             result.message = verdict.hidden_message if case.hidden and not verdict.passed else inert(verdict.message)
             result.details = [] if case.hidden else [inert(line) for line in verdict.details]
             return
-        raised = inert(reply.exception) if reply else ""
-        exception = hidden_exception(raised) if case.hidden else raised
-        if raw.kind == "not-attempted":
-            result.outcome = Outcome.NOT_ATTEMPTED
-            result.message = f"{case.function} raises NotImplementedError: it is not written yet"
-        elif raw.kind == "raised":
-            result.outcome = Outcome.ERROR
-            message = inert(reply.message)
-            # A hidden case never echoes learner text: an exception message (or a class named for the purpose)
-            # could carry the hidden inputs. A type from a fixed list, and a line that is one of the file's.
-            result.message = f"raised {exception}" + (_line(reply.traceback, lines) if case.hidden else
-                                                      (f": {message}" if message else ""))
-        elif raw.kind == "out-of-memory":
-            result.outcome = Outcome.OUT_OF_MEMORY
-            on = "the GPU" if raised == "OutOfMemoryError" else "memory"
-            result.message = (f"ran out of {on} ({inert(raw.detail) or exception}); the limit is "
-                              f"{self.exercise.memory_limit_mb} MiB for your code's processes together: look for "
-                              f"tensors kept alive in a list, or a loop that allocates without end")
-        elif raw.kind == "timed-out":
-            result.outcome = Outcome.TIMED_OUT
-            result.message = (f"did not finish within the {limit:g} s limit ({raw.detail}; look for a loop that "
-                              f"never ends)")
-        else:
-            result.outcome = Outcome.CRASHED
-            detail = raw.detail or "the worker process ended"
-            if case.hidden and "malformed reply" in detail:
-                detail = "the worker sent a malformed reply"  # the schema's complaint may quote the learner's bytes
-            elif case.hidden and raw.signal:
-                detail = detail.replace(f"({raw.signal})", f"({hidden_ending(raw.signal)})")
-            result.message = f"crashed: {inert(detail)}"
-            result.message += CRASH_HINTS.get(raw.signal.split(" ")[0], "")
-        if not case.hidden and reply is not None:
-            result.traceback = inert(reply.traceback)
+        failure.describe(case, raw, result, lines, limit, self.exercise.memory_limit_mb)
 
     def load_error(self, loaded: RawResult) -> str:
         """One clear message for a file that could not be imported, naming file, line and text."""
-        name = self.learner_name
-        body = loaded.loaded
-        if loaded.kind == "load-error" and body is not None:
-            where = f"{name}:{body.line}" if body.line else name
-            text = f"\n    {inert(body.text)}" if body.text else ""
-            tail = f"\n{inert(body.traceback)}" if body.traceback else ""
-            return (f"{where}: your file could not be imported: {inert(body.exception)}: {inert(body.message)}"
-                    f"{text}{tail}")
-        if loaded.kind == "timed-out":
-            return f"{name}: importing your file took longer than {self.exercise.time_limit:g} s ({loaded.detail})"
-        if loaded.kind == "out-of-memory":
-            return f"{name}: importing your file ran out of memory ({loaded.detail})"
-        return f"{name}: {inert(loaded.detail) or 'the worker process ended while importing your file'}"
-
-
-def hidden_exception(name: str) -> str:
-    """An exception's type as a hidden case shows it: one of HIDDEN_EXCEPTIONS, else one fixed phrase."""
-    return name if name in HIDDEN_EXCEPTIONS else OTHER_EXCEPTION
-
-
-def hidden_ending(how: str) -> str:
-    """How a hidden case's worker ended ('SIGUSR1', 'exit status 35'), as its class only ('a signal', 'exit status')."""
-    return HIDDEN_ENDINGS.get(how.split(" ")[0], OTHER_ENDING)
-
-
-def _line(traceback: str, lines: int) -> str:
-    """' (line 12)': where in the learner's file, from its own trimmed traceback; only a number that is a line
-    of that file as the grader counted it (the code can still choose among them: log2(lines) bits at most)."""
-    found = re.findall(r'line (\d{1,7}), in', traceback or "")
-    if not found or not 1 <= int(found[-1]) <= lines:
-        return ""
-    return f" (line {int(found[-1])})"
+        return failure.load_error(self.learner_name, loaded, self.exercise.time_limit)
 
 
 def _first_tensor_name(function: Any, inputs: Any) -> str:

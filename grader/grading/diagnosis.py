@@ -14,14 +14,16 @@ import torch
 
 from grader.channel.wire import WireTensor
 from grader.course import mistakes
-from grader.grading import agreement, compare
+from grader.course.blame import where
+from grader.course.operators import observed
+from grader.grading import agreement, compare, naming
 from grader.grading.worker_client import RawResult
 from grader.results import CaseResult, Diagnosis
 
 # A submission matches a mistake when every output is within this many case bounds of the mistake's output.
 AGREEMENT = 1.0
 NON_FINITE = Diagnosis(
-    "non-finite", "Every value of an output is NaN or Inf",
+    naming.SYMPTOM, "Every value of an output is NaN or Inf",
     "Nothing finite came back, so the arithmetic overflowed or divided zero by zero somewhere: exp of a large "
     "number is inf, inf - inf and 0 / 0 are NaN, and one NaN spreads to everything it touches.",
     "Print the intermediate tensors of a small case and find the first one that holds inf or NaN; subtract a "
@@ -40,8 +42,9 @@ class Mistake:
         return getattr(self.module, "VIOLATES", "")
 
     def diagnosis(self) -> Diagnosis:
-        module = self.module
-        return Diagnosis(self.stem, module.TITLE, module.RATIONALE, module.HELP)
+        # A string left out is validate's finding ("mistakes have TITLE, RATIONALE and HELP"), never a grade's failure.
+        text = {name: str(getattr(self.module, name, "") or "") for name in ("TITLE", "RATIONALE", "HELP")}
+        return Diagnosis(self.stem, text["TITLE"] or self.stem, text["RATIONALE"], text["HELP"])
 
 
 @dataclass
@@ -51,7 +54,13 @@ class Behaviour:
     outputs: list[torch.Tensor] | None
     raised: str
     fails: bool
+    forbidden_seen: tuple[str, ...] = ()  # the forbidden operators its call ran
+    modified: tuple[int, ...] = ()        # the inputs it changed in place, by index
     _ready: Any = field(default=None, repr=False, compare=False)
+
+    def evidence(self, rule: str) -> tuple:
+        """What it did that breaks `rule`, as a broken rule's verdict records it (`evidence` in a result's extra)."""
+        return {"forbidden": self.forbidden_seen, "inputs-modified": self.modified}.get(rule, ())
 
     def ready(self) -> list | None:
         """The outputs made ready to compare (grader/grading/agreement.py), once."""
@@ -61,11 +70,22 @@ class Behaviour:
 
 
 class Catalogue:
-    """The mistakes of one exercise, with their behaviour on each case computed once per process."""
+    """The mistakes of one exercise, with their behaviour on each case computed once per process.
 
-    def __init__(self, folder: Path, reference: Path) -> None:
-        self.mistakes = [Mistake(path.stem, mistakes.load(path, reference)) for path in sorted(folder.glob("*.py"))
-                         if not path.name.startswith("_")]
+    A mistake file that cannot be loaded (a syntax error, an import that fails, code that raises) is left out,
+    and kept in `broken` as 'FILE:LINE: ExceptionType: message': the course's fault, never a learner's."""
+
+    def __init__(self, folder: Path, reference: Path, root: Path | None = None) -> None:
+        self.mistakes: list[Mistake] = []
+        self.broken: dict[str, str] = {}
+        for path in sorted(folder.glob("*.py")):
+            if path.name.startswith("_"):
+                continue
+            try:
+                self.mistakes.append(Mistake(path.stem, mistakes.load(path, reference)))
+            except (Exception, SystemExit) as error:  # noqa: BLE001  (instructor code: named, then left out)
+                self.broken[path.name] = where(error, root or folder.parent, path)
+        self.forbidden: frozenset[str] = frozenset()  # the exercise's forbidden operators, watched in every run
         self._behaviour: dict[tuple[str, str], dict[str, Behaviour]] = {}
         self._lock = threading.Lock()  # validate works behaviours out on a thread too (catalogue_matrix.WarmUp)
 
@@ -85,9 +105,15 @@ class Catalogue:
             names = judge.checker.functions[case.function].outputs
             tolerance = judge.tolerance(case)
             for mistake in wanted:
-                known[mistake.stem] = _run(mistake, case.function, inputs, names, expected, baseline, tolerance)
+                known[mistake.stem] = _run(mistake, case.function, inputs, names, expected, baseline, tolerance,
+                                           self.forbidden)
         chosen = [mistake.stem for mistake in self.mistakes if stems is None or mistake.stem in stems]
         return {stem: known[stem] for stem in chosen}
+
+    def staff_notes(self) -> list[str]:
+        """A line for the course staff per mistake file left out: in a grade's notes (and its JSON)."""
+        return [f"Note for the course staff: a catalogued mistake could not be loaded and is left out of the "
+                f"diagnosis ({found}); grader validate names it." for found in self.broken.values()]
 
 
 _CATALOGUES: dict[tuple, Catalogue] = {}  # `grader validate` grades many files in one process
@@ -101,7 +127,8 @@ def catalogue(exercise: Any) -> Catalogue:
            tuple((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in [exercise.solution, *files]
                  if path.exists()))
     if key not in _CATALOGUES:
-        _CATALOGUES[key] = Catalogue(exercise.mistakes, exercise.solution)
+        _CATALOGUES[key] = Catalogue(exercise.mistakes, exercise.solution, exercise.root)
+        _CATALOGUES[key].forbidden = observed(exercise.rules.forbidden)
     return _CATALOGUES[key]
 
 
@@ -115,16 +142,23 @@ def judged_catalogue(judge: Any) -> Catalogue:
 
 
 def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagnosis | None:
-    """The catalogued mistake that best explains this failing case, or None when none agrees closely."""
+    """The catalogued mistake that best explains this failing case, or None when none agrees closely.
+
+    A broken rule is matched on the rule (and on what broke it: the operators called, the inputs changed).
+    An output with nothing finite is NON_FINITE here; reconcile() names a mistake instead if one reproduces
+    the same pattern and agrees with the report's other failing cases."""
     known = judged_catalogue(judge)
     violated = result.extra.get("violates")
     if violated:
-        return next((m.diagnosis() for m in known.mistakes if m.violates == violated), None)
+        outputs = _tensors(raw.reply.value) if raw.kind == "returned" else None
+        found = by_rule(judge, case, violated, tuple(result.extra.get("evidence", ())), outputs)
+        return next((m.diagnosis() for m in known.mistakes if found and m.stem == found[0]), None)
+    symptom = False
     if raw.kind == "returned":
         got, raised = _tensors(raw.reply.value), ""
-        if non_finite(got):
-            # Many mistakes overflow somewhere; an all-NaN answer says only that this one did too.
-            return NON_FINITE
+        # Many mistakes overflow somewhere; an all-NaN answer says only that this one did too, unless the same
+        # mistake explains the rest of the report (reconcile).
+        symptom = non_finite(got)
     elif raw.kind == "raised":
         # Type and message: torch's messages name the shapes involved, which tells raising mistakes apart.
         got, raised = None, f"{raw.reply.exception}: {raw.reply.message}"
@@ -136,11 +170,32 @@ def diagnose(judge: Any, case: Any, raw: RawResult, result: CaseResult) -> Diagn
     for stem in found:
         if stem not in judge.named:
             judge.named.append(stem)
+    if symptom:
+        result.extra.update(matches=found, symptom=True)
+        return NON_FINITE
     if not found:
         return None
     # Every agreeing mistake is kept: reconcile() may prefer one that explains more of the report.
     result.extra["matches"] = found
     return next(m for m in known.mistakes if m.stem == found[0]).diagnosis()
+
+
+def by_rule(judge: Any, case: Any, rule: str, evidence: tuple, outputs: list | None) -> list[str]:
+    """The catalogued mistakes that break `rule` as the submission did: their VIOLATES is the rule and, where the
+    grader can run them here, they did the same thing (called the same forbidden operators, changed the same
+    inputs); those whose outputs also agree first."""
+    stems = [m.stem for m in judged_catalogue(judge).mistakes if m.violates == rule]
+    if not stems or rule not in ("forbidden", "inputs-modified") or "memory" in case.audit:
+        return stems
+    behaviours = judged_catalogue(judge).behaviour(judge, case, stems)
+    same = [stem for stem in stems if behaviours[stem].evidence(rule) == evidence]
+    if outputs is None or len(same) < 2:
+        return same
+    inputs, expected, baseline = judge.prepare(case)
+    bounds = agreement.Bounds(expected, baseline, inputs.output_dtype(), judge.tolerance(case))
+    mine = agreement.prepared(outputs) or []
+    close = [stem for stem in same if agreement.distance(mine, behaviours[stem].ready(), bounds) <= AGREEMENT]
+    return close + [stem for stem in same if stem not in close]
 
 
 def non_finite(outputs: list) -> bool:
@@ -186,38 +241,44 @@ def _agreeing_among(judge: Any, case: Any, got: list | None, raised: str, leave_
 
 
 def reconcile(results: list[CaseResult], exercise: Any) -> None:
-    """Where several mistakes agree with a case, name the one that agrees with the most failing cases.
-
-    Some mistakes give the same answer on some cases (two bad starting maxes both give NaN on very negative
-    scores); the cases where they differ decide which one this submission made.
-    """
-    counts: dict[str, int] = {}
-    for result in results:
-        for stem in result.extra.get("matches", []):
-            counts[stem] = counts.get(stem, 0) + 1
+    """Name each failing case as grader/grading/naming.py chooses, from what agreed with every case of the report."""
+    found = {index: naming.Agreeing(result.extra["matches"], bool(result.extra.get("symptom")))
+             for index, result in enumerate(results) if "matches" in result.extra}
     by_stem = {mistake.stem: mistake for mistake in catalogue(exercise).mistakes}
-    for result in results:
-        matches = result.extra.get("matches", [])
-        if len(matches) > 1:
-            # Ranked by report-wide count; the case's own closeness (the list's order) breaks ties.
-            best = max(matches, key=lambda stem: (counts[stem], -matches.index(stem)))
-            result.diagnosis = by_stem[best].diagnosis()
+    for index, stem in naming.choose(found).items():
+        if stem == naming.SYMPTOM:
+            results[index].diagnosis = NON_FINITE
+        elif stem in by_stem:
+            results[index].diagnosis = by_stem[stem].diagnosis()
 
 
 def _run(mistake: Mistake, function: str, inputs: Any, names: tuple[str, ...], expected: tuple,
-         baseline: tuple | None, tolerance: Any) -> Behaviour:
-    from grader.course.checker import _clone
+         baseline: tuple | None, tolerance: Any, forbidden: frozenset[str] = frozenset()) -> Behaviour:
+    from grader.course.checker import _clone, tensors
+    from grader.sandboxed.observe import observe
 
     copies = [_clone(arg) for arg in inputs.args]
+    versions = [tensor._version for tensor in tensors(copies)]
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), observe({"forbidden": sorted(forbidden)}) as seen:
             warnings.simplefilter("ignore")
             value = getattr(mistake.module, function)(*copies)
     except Exception as error:  # noqa: BLE001  (a mistake that raises is matched by exception type)
         return Behaviour(None, f"{type(error).__name__}: {error}", True)
+    modified = tuple(index for index, (before, after, version) in enumerate(zip(tensors(inputs.args), tensors(copies),
+                                                                                 versions))
+                     if after._version != version or not _same(before, after))
     described = _describe(value)
     verdict = compare.compare_outputs(described, names, expected, inputs.output_dtype(), "cpu", baseline, tolerance)
-    return Behaviour(_tensors(described), "", not verdict.passed)
+    return Behaviour(_tensors(described), "", not verdict.passed, tuple(seen.get("forbidden_seen", [])), modified)
+
+
+def _same(before: torch.Tensor, after: torch.Tensor) -> bool:
+    """Whether an input still holds what it held (NaN where it had NaN)."""
+    if before.shape != after.shape or before.dtype != after.dtype:
+        return False
+    return torch.equal(before, after) or (torch.equal(before.isnan(), after.isnan())
+                                          and torch.equal(before.nan_to_num(0.0), after.nan_to_num(0.0)))
 
 
 def _describe(value: Any) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from grader.course.exercise import Exercise
+from grader.errors import CourseBroken
 from grader.inert import fit
 from grader.results import CaseResult, Outcome
 
@@ -22,6 +23,9 @@ def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, resul
     ended = [rank for rank in ranks if rank.state == "ended"]
     silent = [rank for rank in ranks if rank.ended.startswith("timeout:")]
     waited = [rank for rank in replied if rank.reply.get("phase") == "communication"]
+    program = [rank for rank in replied if rank.reply.get("phase") == "program"]
+    if program:  # the exercise's rank program raised outside the learner's calls: the course's bug, not graded
+        raise CourseBroken(_program_failure(program[0], exercise))
     # Blame goes first to what a rank did itself; errors of ranks that waited for it are consequences.
     if own:
         _own_failure(own[0], exercise, result)
@@ -71,6 +75,17 @@ def _traffic(inputs: Any, traffic: int | None, result: CaseResult) -> None:
                           f"at most {inputs.max_traffic}" + (f": {inputs.traffic_reason}" if inputs.traffic_reason
                                                              else ""))
         result.extra["violates"] = "communication"
+
+
+def _program_failure(rank: Any, exercise: Exercise) -> str:
+    """'exercises/EX/PROGRAM.py:LINE: NameError: message': the file named only if the exercise's folder holds it
+    (the rank's reply comes from beside learner code, so its words are shown as data, never as a path)."""
+    body = rank.reply
+    name = body.get("file", "")
+    path = exercise.directory / name if name.endswith(".py") and "/" not in name and "\\" not in name else None
+    shown = str(path.relative_to(exercise.root)) if path is not None and path.is_file() else "the rank program"
+    where = f"{shown}:{body['line']}" if body.get("line") else shown
+    return fit(f"{where}: {body.get('exception')}: {body.get('message')} (rank {rank.number})", 600)
 
 
 def _own_failure(rank: Any, exercise: Exercise, result: CaseResult) -> None:

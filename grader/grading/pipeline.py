@@ -28,11 +28,13 @@ import grader.grading
 from grader.course import trust
 from grader.course.cases import Case, load_exercise_cases
 from grader.course.checker import Checker, load_checker
-from grader.course.exercise import Exercise, check_exists, learner_file
-from grader.errors import UsageError
+from grader.course.blame import course_frame, where
+from grader.course.exercise import Exercise, check_exists, check_forbidden, learner_file
+from grader.errors import ConfigError, CourseBroken, UsageError
 from grader.grading.budget import Budget, checked_seconds
 from grader.grading.case import MEMORY_AUDIT, Judge
 from grader.grading.group import choose_suite
+from grader.grading.warm_up import warm_up_cases
 from grader.grading.worker_client import WorkerClient
 from grader.results import CaseResult, Outcome, Report
 
@@ -50,6 +52,8 @@ class Trusted:
     reference: ModuleType | None  # None in a learner bundle (grader/course/precomputed.py)
     prints: dict[str, str]
     suites: dict = field(default_factory=dict)  # the exercise's extra suites, by option name
+    staff_notes: list[str] = field(default_factory=list)  # the course's own faults a grade works around
+    warm_ups: dict[str, Case] = field(default_factory=dict)  # per function, its first call's case (warm_up.py)
 
 
 def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
@@ -132,17 +136,29 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
         report = Report(exercise.name, mode, shown, declared_max=exercise.max_score)
         devices = _devices(device, report)
         report.containment = containment()
+        if diagnose:
+            report.notes.extend(trusted.staff_notes)
         _plan(report, trusted, devices, suite_run)
         on_start(report)
-        _grade(exercise, shown, trusted, devices, worker, on_result, report, budget, diagnose)
+        try:
+            _grade(exercise, shown, trusted, devices, worker, on_result, report, budget, diagnose)
+        except CourseBroken as error:  # the checker or the reference raised: nothing here is about the learner
+            report.not_graded = str(error)
     finally:
         worker.stop()
     if suite_run is not None and not report.load_error and not report.not_graded:
         from grader.grading.group import run_group_suite
 
         suite, world = suite_run
-        run_group_suite(exercise, suite, learner, world, device, report, on_result, trusted.reference, budget=budget,
-                        only=only)
+        try:
+            run_group_suite(exercise, suite, learner, world, device, report, on_result, trusted.reference,
+                            budget=budget, only=only)
+        except CourseBroken as error:  # the suite's rank program raised
+            report.not_graded = str(error)
+        except Exception as error:  # the suite's own code (its cases, its inputs) raised: the course's, if it is there
+            if course_frame(error, exercise.root) is None:
+                raise
+            report.not_graded = str(CourseBroken(where(error, exercise.root)))
     report.notes.extend(budget.notes())
     return report, trusted
 
@@ -158,18 +174,20 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
         checker, reference = load_precomputed(exercise.precomputed), None
     else:
         checker, reference = load_checker(exercise.checker), load_reference(exercise)
+    check_forbidden(exercise)
     cases = load_exercise_cases(exercise, checker, include_hidden=mode == "submit")
-    if exercise.mistakes.is_dir():
+    notes = []
+    if exercise.mistakes.is_dir() and exercise.precomputed is None:
         from grader.grading.diagnosis import catalogue
 
-        catalogue(exercise)
+        notes = catalogue(exercise).staff_notes()
     # A submission runs the suite an exercise declares (exercise.yaml's `distributed`); a run only when asked.
     wanted = group or (mode == "submit" and exercise.distributed is not None)
     suites = checker.suites() if wanted else {}
     if wanted:
         for suite in suites.values():
             suite.all_cases()  # its case file checked now, not after the learner's code ran
-    return Trusted(checker, cases, reference, prints, suites)
+    return Trusted(checker, cases, reference, prints, suites, notes, warm_up_cases(cases))
 
 
 def prepare_process() -> None:
@@ -222,6 +240,7 @@ def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
 def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str], worker: WorkerClient,
            on_result: OnResult, report: Report, budget: Budget, diagnose: bool = True) -> None:
     judge = Judge(exercise, trusted.checker, shown, trusted.reference, diagnose=diagnose)
+    judge.warm_ups = trusted.warm_ups
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
     phases = _phases(trusted.cases, devices)
@@ -328,6 +347,10 @@ def load_reference(exercise: Exercise) -> ModuleType:
     if path not in _references:
         spec = importlib.util.spec_from_file_location(f"reference_{exercise.name.replace('-', '_')}", path)
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:  # noqa: BLE001  (instructor code: one line naming where it broke)
+            raise ConfigError(f"the reference solution could not be loaded: {where(error, exercise.root, path)}"
+                              ) from None
         _references[path] = module
     return _references[path]

@@ -34,11 +34,16 @@ def inputs_modified(names: list[str], modified: list[int], reason: str = "") -> 
                                         + (f" ({reason})" if reason else ""))
 
 
-def forbidden(seen: list[str], reason: str = "") -> Violation | None:
-    """An operator the exercise forbids, seen in the learner's call (an observation from inside its process)."""
+def forbidden(seen: list[str], reason: str = "", entries: tuple[str, ...] = ()) -> Violation | None:
+    """An operator the exercise forbids, seen in the learner's call (an observation from inside its process);
+    `entries`, the rule as written, says when the operator is one route of a family the rule names."""
+    from grader.course.operators import FAMILIES, family_of
+
     if not seen:
         return None
+    family = next((found for name in seen if (found := family_of(name, entries))), "")
     return Violation("forbidden", f"called {', '.join(map(str, seen[:3]))}, which this exercise forbids"
+                                  + (f" ({FAMILIES[family][1]})" if family else "")
                                   + (f": {reason}" if reason else ""))
 
 

@@ -63,6 +63,7 @@ class WorkerClient:
         self.load_result: RawResult | None = None
         self.baseline = 0
         self.last_cpu = 0.0  # CPU seconds of the last task that replied
+        self.warmed: set[str] = set()  # functions this worker has made its first call of (grader/grading/warm_up.py)
         self._next_id = 1
         self.learner_lines = _line_count(learner)  # a hidden case names a line of the file only if it is one
 
@@ -71,6 +72,7 @@ class WorkerClient:
     def start(self) -> None:
         """Start the process in a fresh sandbox; it imports torch while the grader prepares everything else."""
         self.sandbox = open_sandbox(self.memory_limit, use_cuda=self.use_cuda, hide=(self.root,))
+        self.warmed = set()
         try:
             learner = self.sandbox.add_file(self.learner)
         except BaseException:  # a file that cannot be copied in (refused, unreadable): no worker, nothing left
@@ -200,6 +202,13 @@ class WorkerClient:
 
     def reset_memory_peak(self) -> None:
         if self.sandbox is not None:
+            self.sandbox.reset_memory_peak()
+
+    def rebase_memory(self, allowance: int) -> None:
+        """Measure memory from the level the worker holds now (after the learner's import and first call), as far
+        as it is at most `allowance` above the level before the import; beyond that it still counts."""
+        if self.sandbox is not None:
+            self.baseline += max(0, min(self.sandbox.memory_bytes_now() - self.baseline, allowance))
             self.sandbox.reset_memory_peak()
 
     def _send(self, body: dict, fds: list[int], deadline: float = SEND_LIMIT) -> None:

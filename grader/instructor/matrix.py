@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.course.cases import Case
-from grader.grading import diagnosis
+from grader.grading import diagnosis, naming
 from grader.grading.case import MEMORY_AUDIT, Judge
 from grader.instructor.verdicts import Graded, VerdictCache
 
@@ -102,14 +102,20 @@ def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistak
             key = cache.cell_key(whole, case, row.stem, str(result.extra.get("violates", ""))) if cache else ""
             remembered = cache.cell(key) if cache else None
             # Worked out once: leaving the mistake itself out only drops it from the list.
-            found, first_only = remembered or _agreeing(judge, known, case, result, row.stem)
+            found, by_rule, symptom = remembered or _agreeing(judge, known, case, result, row.stem)
             if cache and remembered is None:
-                cache.put_cell(key, found, first_only)
+                cache.put_cell(key, found, by_rule, symptom)
             others = [stem for stem in found if stem != row.stem]
-            full[result.name], alone[result.name] = (found[:1], others[:1]) if first_only else (found, others)
-        row.matches = full
-        row.named = _reconciled(full)
-        row.without_itself = _reconciled(alone)
+            row.matches[result.name] = found[:1] if by_rule else found
+            if by_rule:  # a broken rule names the first mistake that broke it so, as diagnose() does
+                row.named[result.name], row.without_itself[result.name] = found[0] if found else None, \
+                    others[0] if others else None
+            else:
+                full[result.name], alone[result.name] = naming.Agreeing(found, symptom), naming.Agreeing(others, symptom)
+        row.named.update(naming.choose(full))
+        row.without_itself.update(naming.choose(alone))
+        row.named = {name: row.named[name] for name in row.caught_by}
+        row.without_itself = {name: row.without_itself[name] for name in row.caught_by}
         rows.append(row)
     if cache:
         cache.saw_catalogue(whole)
@@ -160,25 +166,18 @@ def catalogue_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _agreeing(judge: Judge, known: Any, case: Case, result: Any, stem: str) -> tuple[list[str], bool]:
-    """The mistakes that agree with `stem`'s own failure on `case`, as the diagnosis would rank them, and
-    whether the diagnosis names only the first of them (a broken rule names the first mistake breaking it)."""
+def _agreeing(judge: Judge, known: Any, case: Case, result: Any, stem: str) -> tuple[list[str], bool, bool]:
+    """The mistakes that agree with `stem`'s own failure on `case`, as the diagnosis would rank them; whether they
+    were found by the rule `stem` broke (the diagnosis then names the first); whether `stem`'s output there is a
+    symptom, nothing finite (grader/grading/naming.py)."""
     violated = result.extra.get("violates")
     if violated:
-        return [m.stem for m in known.mistakes if m.violates == violated], True
+        if MEMORY_AUDIT in case.audit:  # too large to run here: named by the rule alone
+            return diagnosis.by_rule(judge, case, violated, (), None), True, False
+        behaviour = known.behaviour(judge, case)[stem]
+        return diagnosis.by_rule(judge, case, violated, behaviour.evidence(violated), behaviour.outputs), True, False
     if MEMORY_AUDIT in case.audit:
-        return [], False  # cases too large to run every mistake on in this process; they are named by rule above
+        return [], False, False  # cases too large to run every mistake on in this process; they are named by rule above
     behaviour = known.behaviour(judge, case)[stem]
-    if behaviour.outputs is not None and diagnosis.non_finite(behaviour.outputs):
-        return ["non-finite"], False
-    return diagnosis.agreeing(judge, case, behaviour.outputs, behaviour.raised), False
-
-
-def _reconciled(matches: dict[str, list[str]]) -> dict[str, str | None]:
-    """As reconcile() does for one report: where several agree, the one agreeing on most of its cases."""
-    counts: dict[str, int] = {}
-    for found in matches.values():
-        for stem in found:
-            counts[stem] = counts.get(stem, 0) + 1
-    return {case: (max(found, key=lambda stem: (counts[stem], -found.index(stem))) if found else None)
-            for case, found in matches.items()}
+    symptom = behaviour.outputs is not None and diagnosis.non_finite(behaviour.outputs)
+    return diagnosis.agreeing(judge, case, behaviour.outputs, behaviour.raised), False, symptom

@@ -3,12 +3,14 @@ what the catalogue of mistakes and variants says about the cases (grader/instruc
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Callable
 
+from grader.course.blame import course_frame, where
 from grader.course.cases import load_exercise_cases
 from grader.course.checker import load_checker
-from grader.course.exercise import Exercise
+from grader.course.exercise import Exercise, check_forbidden
 from grader.errors import GraderError
 from grader.grading.pipeline import grade, load_reference
 from grader.instructor import matrix, record, verdicts
@@ -38,8 +40,16 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
     empty = [path.name for path in hints if not path.read_text(encoding="utf-8").strip()]
     add(Check("hints present", len(hints) >= 1 and not empty,
               f"{len(hints)} hint files" + (f"; empty: {', '.join(empty)}" if empty else "")))
+    problems = _hint_problems(exercise)
+    add(Check("hints numbered 1, 2, 3, ... and written in .md", not problems, "; ".join(problems)))
+    if exercise.stub.is_file() and exercise.starter.is_file():
+        same = exercise.stub.read_bytes() == exercise.starter.read_bytes()
+        add(Check("learner stub is its starter copy", same, "" if same else
+                  f"{exercise.stub.relative_to(exercise.root)} differs from {exercise.starter.relative_to(exercise.root)}"
+                  f": grader reset would give learners another file"))
     try:
         checker = load_checker(exercise.checker)
+        check_forbidden(exercise)
         cases = load_exercise_cases(exercise, checker)
         counts = {suite: sum(case.suite == suite for case in cases) for suite in ("examples", "hidden")}
         suites = checker.suites()
@@ -51,6 +61,22 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
         return validation
     if not (exercise.solution.is_file() and exercise.starter.is_file()):
         return validation
+    try:
+        _grade_checks(exercise, checker, cases, suites, extra, validation, progress, use_cache)
+    except GraderError as error:  # the reference does not load, or the checker or a rank program raised
+        add(Check("the course's own code runs", False, str(error)))
+    except Exception as error:  # a group suite's own code raised while building a case
+        if course_frame(error, exercise.root) is None:
+            raise
+        add(Check("the course's own code runs", False, f"the course is broken: {where(error, exercise.root)}"))
+    validation.timing["seconds"] = round(time.monotonic() - started, 1)
+    return validation
+
+
+def _grade_checks(exercise: Exercise, checker: Any, cases: list, suites: dict, extra: dict, validation: Validation,
+                  progress: Callable[[str], None], use_cache: bool) -> None:
+    """The reference, the starter, the group suites and the catalogue, graded on every case."""
+    add = validation.checks.append
     cache = verdicts.VerdictCache(exercise, enabled=use_cache)
     progress("grading the reference solution and the starter stub on every case ...")
     reference, starter = verdicts.grade_files(
@@ -69,8 +95,32 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
             add(_check_group(exercise, suite, extra[name], cache))
     group = next(((suite, extra[name]) for name, suite in suites.items() if extra[name]), None)
     _check_catalogue(exercise, checker, cases, validation, progress, cache, group)
-    validation.timing["seconds"] = round(time.monotonic() - started, 1)
-    return validation
+
+
+def _hint_problems(exercise: Exercise) -> list[str]:
+    """What is wrong with the hints folder: a file a learner never sees (not .md), a number missing or repeated,
+    or numbers that file-name order would open out of turn (10- before 2-)."""
+    if not exercise.hints.is_dir():
+        return []
+    problems = [f"{path.name} is not a .md file: it is never shown" for path in sorted(exercise.hints.iterdir())
+                if path.is_file() and path.suffix != ".md" and not path.name.startswith(".")]
+    hints = exercise.hint_files()
+    numbers = [int(found.group()) if (found := re.match(r"\d+", path.name)) else None for path in hints]
+    unnumbered = [path.name for path, number in zip(hints, numbers) if number is None]
+    if unnumbered:
+        problems.append(f"not numbered: {', '.join(unnumbered)} (name each N-what-it-says.md)")
+    given = [number for number in numbers if number is not None]
+    if given and sorted(given) != list(range(1, len(given) + 1)):
+        missing = sorted(set(range(1, max(given) + 1)) - set(given))
+        repeated = sorted({number for number in given if given.count(number) > 1})
+        problems.append("hint numbers " + ", ".join(map(str, sorted(given))) + ": "
+                        + "; ".join(([f"no {', '.join(map(str, missing))}"] if missing else [])
+                                    + ([f"{', '.join(map(str, repeated))} twice"] if repeated else [])
+                                    + ([] if missing or repeated else ["they must start at 1"])))
+    elif given != sorted(given):
+        problems.append("hints open in file-name order, which puts " + " before ".join(
+            path.name for path in hints[:2]) + "...: pad the numbers (01-, 02-, ...)")
+    return problems
 
 
 def _cuda() -> bool:
@@ -92,10 +142,13 @@ def _check_catalogue(exercise: Exercise, checker: Any, cases: list, validation: 
                      progress: Callable[[str], None], cache: Any, group: tuple[Any, list] | None = None) -> None:
     """Every catalogued mistake is caught by some case (a distributed suite's included); every correct variant passes
     every case."""
+    broken = verdicts.broken_files(exercise)
+    validation.checks.append(Check("mistakes and variants load", not broken, "; ".join(broken.values())))
     warm = matrix.WarmUp(exercise, checker, load_reference(exercise), cases, cache)
     try:
         mistakes, variants = verdicts.grade_catalogue(exercise, cases, progress, cache,
-                                                      (*group, load_reference(exercise)) if group else None)
+                                                      (*group, load_reference(exercise)) if group else None,
+                                                      skip=set(broken))
     except BaseException:
         warm.finish(stop=True)  # an interrupted validate: the thread ends after its current case
         raise

@@ -10,6 +10,7 @@ it touches.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import multiprocessing
 import shutil
@@ -22,6 +23,7 @@ from typing import Any, Callable
 from grader.course import mistakes, trust
 from grader.course.cases import Case
 from grader.course.exercise import Exercise
+from grader.errors import GraderError
 from grader.files import write_atomic
 from grader.grading import rules
 from grader.grading.pipeline import grade, prepare_process
@@ -95,17 +97,18 @@ class VerdictCache:
         on the whole catalogue (`catalogue`: a digest of its files), not on one file's text."""
         return self.key(f"matrix\n{catalogue}\n{stem}\n{violates}", case)
 
-    def cell(self, key: str) -> tuple[list[str], bool] | None:
+    def cell(self, key: str) -> tuple[list[str], bool, bool] | None:
+        """A remembered cell: the mistakes agreeing, whether found by a broken rule, whether the output is a symptom."""
         found = self.entries.get(key)
         agreeing = found.get("agreeing") if isinstance(found, dict) else None
         if not (isinstance(agreeing, list) and all(isinstance(stem, str) for stem in agreeing)
-                and isinstance(found.get("first_only"), bool)):
+                and isinstance(found.get("by_rule"), bool) and isinstance(found.get("symptom"), bool)):
             return None
         self.kept[key] = found
-        return agreeing, found["first_only"]
+        return agreeing, found["by_rule"], found["symptom"]
 
-    def put_cell(self, key: str, agreeing: list[str], first_only: bool) -> None:
-        self.kept[key] = {"agreeing": agreeing, "first_only": first_only}
+    def put_cell(self, key: str, agreeing: list[str], by_rule: bool, symptom: bool) -> None:
+        self.kept[key] = {"agreeing": agreeing, "by_rule": by_rule, "symptom": symptom}
 
     def catalogue_seen(self) -> str:
         """The digest of the catalogue the last validate worked its matrix out for ('' if none)."""
@@ -123,12 +126,29 @@ class VerdictCache:
             pass
 
 
+def broken_files(exercise: Exercise) -> dict[Path, str]:
+    """The mistakes and variants that cannot be loaded, each with where it broke ('FILE:LINE: Type: message')."""
+    from grader.course.blame import where
+    from grader.grading.diagnosis import catalogue
+
+    found = {exercise.mistakes / name: text for name, text in catalogue(exercise).broken.items()}
+    for path in catalogue_files(exercise.variants):
+        spec = importlib.util.spec_from_file_location(f"variant_{path.stem}", path)
+        try:
+            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        except (Exception, SystemExit) as error:  # noqa: BLE001  (instructor code: named, then left out)
+            found[path] = where(error, exercise.root, path)
+    return found
+
+
 def grade_catalogue(exercise: Exercise, cases: list[Case], progress: Callable[[str], None],
-                    cache: VerdictCache, group: tuple[Any, list[Case], Any] | None = None
-                    ) -> tuple[list[Graded], list[Graded]]:
+                    cache: VerdictCache, group: tuple[Any, list[Case], Any] | None = None,
+                    skip: set[Path] = frozenset()) -> tuple[list[Graded], list[Graded]]:
     """Every mistake and variant's verdict on every case (CPU): remembered ones reused, the rest graded; with
-    `group` (a distributed suite, its cases, the reference), on each of the suite's cases too."""
-    mistake_files, variant_files = catalogue_files(exercise.mistakes), catalogue_files(exercise.variants)
+    `group` (a distributed suite, its cases, the reference), on each of the suite's cases too; the files in `skip`
+    (those that do not load) are left out."""
+    mistake_files = [path for path in catalogue_files(exercise.mistakes) if path not in skip]
+    variant_files = [path for path in catalogue_files(exercise.variants) if path not in skip]
     folder = mistakes.temporary_folder()
     try:
         files = [(path, mistakes.as_submission(path, exercise.solution, folder)) for path in mistake_files]
@@ -219,7 +239,10 @@ def _keep(item: Graded, text: str, missing: set[str], results: list[CaseResult],
 
 def _grade_file(exercise: Exercise, path: Path, only: set[str]) -> list[CaseResult]:
     # What each failure would be diagnosed as is worked out by the matrix, against the catalogue as it is now.
-    return grade(exercise, path, "submit", "cpu", only=only, diagnose=False).results
+    report = grade(exercise, path, "submit", "cpu", only=only, diagnose=False)
+    if report.not_graded:  # the course's own code raised, or this machine could not grade: no verdict is one
+        raise GraderError(report.not_graded)
+    return report.results
 
 
 def _result(case: Case, found: dict) -> CaseResult:
@@ -234,7 +257,9 @@ def missing_constants(path: Path, exercise: Exercise) -> str:
     """What a mistake file lacks of TITLE, RATIONALE, HELP, or a VIOLATES we do not know; '' when complete."""
     from grader.grading.diagnosis import catalogue
 
-    module = next(m.module for m in catalogue(exercise).mistakes if m.stem == path.stem)
+    module = next((m.module for m in catalogue(exercise).mistakes if m.stem == path.stem), None)
+    if module is None:
+        return "could not be loaded"
     lacking = [name for name in ("TITLE", "RATIONALE", "HELP") if not str(getattr(module, name, "")).strip()]
     if getattr(module, "VIOLATES", "") not in VIOLATIONS:
         lacking.append(f"VIOLATES {module.VIOLATES!r} (known: {', '.join(sorted(VIOLATIONS - {''}))})")

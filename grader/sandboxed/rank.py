@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import time
+import traceback
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Callable
@@ -67,7 +68,13 @@ def main(config: dict[str, Any]) -> None:
     body, received = reader.read()  # from the grader: trusted
     if body.get("kind") != "go":
         os._exit(0)
-    program = _load_program(Path(config["program"]))
+    try:
+        program = _load_program(Path(config["program"]))
+    except BaseException as error:  # noqa: BLE001  (the course's program: no learner code has run in this rank)
+        flush_output()
+        send(REPLY_FD, _program_error(error, Path(config["program"])))
+        _wait_for_stop(reader)
+        return
     learner = Path(config["learner"])
     module, load_error = load_learner(learner)
     if load_error:
@@ -104,8 +111,10 @@ def main(config: dict[str, Any]) -> None:
                  "seconds": time.perf_counter() - started, "phase": "learner"}
     except (LearnerFailure, ProgramsFailure) as failure:
         reply = {**describe_exception(failure.error, learner, failure.seconds, device), "phase": "learner"}
-    except Exception as error:  # noqa: BLE001  (gloo/NCCL errors: a peer failed or timed out)
-        reply = _communication_error(error, "exchanging data")
+    except Exception as error:  # noqa: BLE001  (gloo/NCCL errors: a peer failed or timed out; or the program's bug)
+        in_program = _raised_by_program(error, Path(config["program"]))
+        reply = _program_error(error, Path(config["program"])) if in_program else \
+            _communication_error(error, "exchanging data")
     flush_output()
     send(REPLY_FD, reply, tensors=sent)
     # Stay in the group until the grader has every reply: leaving early could cut a peer's last receive.
@@ -137,6 +146,37 @@ def _communication_error(error: BaseException, doing: str) -> dict[str, Any]:
         text = text.split("] ", 1)[1]
     return {"kind": "raised", "phase": "communication", "exception": type(error).__name__,
             "message": f"while {doing}: {fit(text, 500)}", "traceback": ""}
+
+
+def _raised_by_program(error: BaseException, program: Path) -> bool:
+    """Whether the rank program's own code raised `error` (a NameError, a wrong index), not a collective that
+    failed because a peer did: raised in the program's file, with no frame of torch.distributed, not one of its
+    errors, and not a message of gloo's or NCCL's."""
+    import torch.distributed as dist
+
+    frames = traceback.extract_tb(error.__traceback__)
+    if not any(Path(frame.filename) == program for frame in frames):
+        return False
+    if any(f"{os.sep}torch{os.sep}distributed{os.sep}" in frame.filename for frame in frames):
+        return False
+    text = str(error)
+    if isinstance(error, getattr(dist, "DistError", ())) or "gloo" in text.lower() or "nccl" in text.lower() or (
+            text.startswith("[") and "] " in text):
+        return False
+    return True
+
+
+def _program_error(error: BaseException, program: Path) -> dict[str, Any]:
+    """The rank program's own failure, as the grader reports it: the course's, with the program's line."""
+    if isinstance(error, SyntaxError) and error.filename and Path(error.filename) == program:
+        line = error.lineno
+    else:
+        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if Path(frame.filename) == program]
+        line = lines[-1] if lines else None
+    message = error.msg if isinstance(error, SyntaxError) else str(error)
+    return {"kind": "raised", "phase": "program", "exception": fit(type(error).__name__, 200),
+            "message": fit(message.splitlines()[0] if message else "", 500), "traceback": "",
+            "line": line if isinstance(line, int) and line > 0 else 0, "file": program.name}
 
 
 def _wait_for_stop(reader: wire.MessageReader) -> None:

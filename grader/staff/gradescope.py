@@ -25,6 +25,7 @@ from grader.course.exercise import Exercise, find_exercise
 from grader.errors import GraderError, UsageError
 from grader.files import RefusedFile, kind_of, read_regular, write_atomic
 from grader.inert import one_line
+from grader.results.cohort import NOT_GRADED
 
 ROOT_VARIABLE = "GRADER_AUTOGRADER_ROOT"  # a simulated /autograder, for trying the zip out
 
@@ -108,6 +109,11 @@ def autograde(root: Path) -> int:
     started = time.monotonic()
     try:
         data = _grade(root)
+        reason = data["extra_data"].get("not_graded", "") if data["extra_data"]["status"] == NOT_GRADED else ""
+        if reason:  # the staff's to fix (the course, the machine): a line for them where learners never look
+            staff = root / "results" / "grader-error.txt"
+            staff.parent.mkdir(parents=True, exist_ok=True)
+            staff.write_text(f"not graded: {reason}\n", encoding="utf-8")
     except GraderError as error:
         data = _failure(f"The autograder could not grade this submission: {error}", started)
     except Exception:  # noqa: BLE001  (the one place the autograder's own failure meets Gradescope)
@@ -124,6 +130,7 @@ def _grade(root: Path) -> dict:
     from grader.grading.pipeline import grade
     from grader.report.gradescope_json import report_to_json
 
+    started = time.monotonic()
     exercise = find_exercise(root / "source", None)
     learner = _submitted_file(root / "submission", exercise.stub.name)
     # The submission is copied out of Gradescope's folder first: the grader reads what it grades from a
@@ -140,6 +147,13 @@ def _grade(root: Path) -> dict:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     report.file = learner.name
+    if report.not_graded:
+        # Nothing of this run is about the learner's code: no test is shown as failed, and the reason (which may
+        # quote the course's hidden cases) stays under extra_data, for the staff.
+        data = _failure("Not graded: the course could not grade this submission; this is not about your code. The "
+                        "course staff can see what went wrong.", started)
+        data["extra_data"].update(status=NOT_GRADED, not_graded=report.not_graded, file=report.file)
+        return data
     data = report_to_json(report)
     data["extra_data"]["grader_version"] = __version__
     return data

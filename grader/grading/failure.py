@@ -1,0 +1,103 @@
+"""How a call that did not return is told: raised, not attempted, out of memory, timed out, crashed, or a file that
+could not be imported. A hidden case says it in the grader's words only: an exception's type from a fixed list, a
+worker's ending by its class, a line only if it is one of the learner's file."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from grader.inert import inert
+from grader.results import Outcome
+
+# What a hidden case may name, whatever the learner's code raised: a few common types, each a fixed string of the
+# grader's (about 4 bits a case, where any builtin's name carried about 6); every other type reads the same.
+HIDDEN_EXCEPTIONS = ("AssertionError", "AttributeError", "IndexError", "KeyError", "MemoryError", "NameError",
+                     "OutOfMemoryError", "OverflowError", "RecursionError", "RuntimeError", "TypeError",
+                     "UnboundLocalError", "ValueError", "ZeroDivisionError")
+OTHER_EXCEPTION = "an exception of another type"
+# How a hidden case's worker ended, as its class only: the exit status or the signal the code chose never shows.
+HIDDEN_ENDINGS = {"SIGSEGV": "SIGSEGV", "SIGABRT": "SIGABRT", "SIGKILL": "SIGKILL", "exit": "exit status",
+                  "killed": "killed"}  # killed: by the grader, its own word
+OTHER_ENDING = "a signal"
+CRASH_HINTS = {
+    "SIGSEGV": " (a segmentation fault: memory read or written through ctypes or a C extension)",
+    "SIGABRT": " (the process aborted: os.abort, or a failed assertion inside a C library)",
+    "SIGKILL": " (killed from outside: often the system running out of memory)",
+    "exit": " (your code ended the process: os._exit, or exit in a child you forked?)",
+}
+
+
+def describe(case: Any, raw: Any, result: Any, lines: int, limit: float, memory_limit_mb: int) -> None:
+    """Fill in `result` for a call that did not return (`raw.kind` is not "returned"); `lines`: how many lines the
+    learner's file has, as the grader counted them; `limit`: the case's CPU seconds."""
+    reply = raw.reply
+    raised = inert(reply.exception) if reply else ""
+    exception = hidden_exception(raised) if case.hidden else raised
+    if raw.kind == "not-attempted":
+        result.outcome = Outcome.NOT_ATTEMPTED
+        result.message = f"{case.function} raises NotImplementedError: it is not written yet"
+    elif raw.kind == "raised":
+        result.outcome = Outcome.ERROR
+        message = inert(reply.message)
+        # A hidden case never echoes learner text: an exception message (or a class named for the purpose)
+        # could carry the hidden inputs. A type from a fixed list, and a line that is one of the file's.
+        result.message = f"raised {exception}" + (line_named(reply.traceback, lines) if case.hidden else
+                                                  (f": {message}" if message else ""))
+    elif raw.kind == "out-of-memory":
+        result.outcome = Outcome.OUT_OF_MEMORY
+        on = "the GPU" if raised == "OutOfMemoryError" else "memory"
+        result.message = (f"ran out of {on} ({inert(raw.detail) or exception}); the limit is "
+                          f"{memory_limit_mb} MiB for your code's processes together: look for "
+                          f"tensors kept alive in a list, or a loop that allocates without end")
+    elif raw.kind == "timed-out":
+        result.outcome = Outcome.TIMED_OUT
+        result.message = (f"did not finish within the {limit:g} s limit ({raw.detail}; look for a loop that "
+                          f"never ends)")
+    else:
+        result.outcome = Outcome.CRASHED
+        detail = raw.detail or "the worker process ended"
+        if case.hidden and "malformed reply" in detail:
+            detail = "the worker sent a malformed reply"  # the schema's complaint may quote the learner's bytes
+        elif case.hidden and raw.signal:
+            detail = detail.replace(f"({raw.signal})", f"({hidden_ending(raw.signal)})")
+        result.message = f"crashed: {inert(detail)}"
+        result.message += CRASH_HINTS.get(raw.signal.split(" ")[0], "")
+    if not case.hidden and reply is not None:
+        result.traceback = inert(reply.traceback)
+
+
+def load_error(name: str, loaded: Any, time_limit: float) -> str:
+    """One clear message for a file that could not be imported, naming file, line and text."""
+    body = loaded.loaded
+    if loaded.kind == "load-error" and body is not None:
+        where = f"{name}:{body.line}" if body.line else name
+        text = f"\n    {inert(body.text)}" if body.text else ""
+        tail = f"\n{inert(body.traceback)}" if body.traceback else ""
+        return (f"{where}: your file could not be imported: {inert(body.exception)}: {inert(body.message)}"
+                f"{text}{tail}")
+    if loaded.kind == "timed-out":
+        return f"{name}: importing your file took longer than {time_limit:g} s ({loaded.detail})"
+    if loaded.kind == "out-of-memory":
+        return f"{name}: importing your file ran out of memory ({loaded.detail})"
+    return f"{name}: {inert(loaded.detail) or 'the worker process ended while importing your file'}"
+
+
+def hidden_exception(name: str) -> str:
+    """An exception's type as a hidden case shows it: one of HIDDEN_EXCEPTIONS, else one fixed phrase."""
+    return name if name in HIDDEN_EXCEPTIONS else OTHER_EXCEPTION
+
+
+def hidden_ending(how: str) -> str:
+    """How a hidden case's worker ended ('SIGUSR1', 'exit status 35'), as its class only ('a signal', 'exit status')."""
+    return HIDDEN_ENDINGS.get(how.split(" ")[0], OTHER_ENDING)
+
+
+def line_named(traceback: str, lines: int) -> str:
+    """' (line 12)': where in the learner's file, from its own trimmed traceback; only a number that is a line
+    of that file as the grader counted it (the code can still choose among them: log2(lines) bits at most)."""
+    found = re.findall(r'line (\d{1,7}), in', traceback or "")
+    if not found or not 1 <= int(found[-1]) <= lines:
+        return ""
+    return f" (line {int(found[-1])})"
+
