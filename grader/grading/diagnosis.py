@@ -207,8 +207,10 @@ def reconcile(results: list[CaseResult], exercise: Any) -> None:
 def _run(mistake: Mistake, function: str, inputs: Any, names: tuple[str, ...], expected: tuple,
          baseline: tuple | None, tolerance: Any) -> Behaviour:
     from grader.course.checker import _clone
+    from grader.grading.case import _laid_out
 
-    copies = [_clone(arg) for arg in inputs.args]
+    # Laid out as the learner's code receives them: a mistake that trips on a transposed input trips here too.
+    copies = [_clone(arg) for arg in _laid_out(inputs.args, inputs.layout)]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
