@@ -6,6 +6,7 @@ removing one removes them.
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from grader.course.cases import load_exercise_cases
 from grader.course.checker import load_checker
 from grader.course.exercise import load_course
+from grader.grading.diagnosis import catalogue
 from grader.instructor.verdicts import Graded, VerdictCache, grade_catalogue, missing_constants
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,11 +34,33 @@ def _files(kind: str) -> list:
 
 @cache
 def graded(name: str) -> dict[str, Graded]:
-    """Every mistake and variant of one exercise graded once on every case (the slow part of this file)."""
+    """Every mistake and variant of one exercise graded once on every case (the slow part of this file). Where
+    exercise.yaml declares a distributed suite, every variant, and every mistake no ordinary case catches, is
+    graded on the suite's cases too (`grader validate` grades them all there)."""
     exercise = EXERCISES[name]
-    cases = load_exercise_cases(exercise, load_checker(exercise.checker))
-    mistakes, variants = grade_catalogue(exercise, cases, lambda line: None, VerdictCache(exercise, enabled=False))
+    checker = load_checker(exercise.checker)
+    cases = load_exercise_cases(exercise, checker)
+    verdicts = VerdictCache(exercise, enabled=False)
+    mistakes, variants = grade_catalogue(exercise, cases, lambda line: None, verdicts)
+    if exercise.distributed is not None:
+        _grade_distributed(exercise, checker, variants + [item for item in mistakes if not item.catchers], verdicts)
     return {item.path.name: item for item in mistakes + variants}
+
+
+def _grade_distributed(exercise, checker, items: list[Graded], verdicts: VerdictCache) -> None:
+    from grader.course import mistakes
+    from grader.grading.pipeline import load_reference
+    from grader.instructor.verdicts import grade_group
+
+    suite = next(iter(checker.suites().values()))
+    reference, folder = load_reference(exercise), mistakes.temporary_folder()
+    try:
+        for item in items:
+            runnable = item.path if item.path.parent == exercise.variants else \
+                mistakes.as_submission(item.path, exercise.solution, folder)
+            item.results += grade_group(exercise, suite, suite.all_cases(), reference, runnable, verdicts)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @cache
@@ -77,6 +101,15 @@ def test_mistake_is_rejected_and_named(name, path):
     item = graded(name)[path.name]
     assert missing_constants(path, EXERCISES[name]) == ""
     assert item.catchers, f"{path.stem} passes every case"
+    ordinary = {case.name for case in load_exercise_cases(EXERCISES[name], load_checker(EXERCISES[name].checker))}
+    if not set(item.catchers) & ordinary:
+        # Caught by the distributed suite alone, where the diagnosis names no mistake: it must be caught there by
+        # the rule it says it breaks, or by wrong values (never by a crash or an error of its own).
+        violates = next(m.violates for m in catalogue(EXERCISES[name]).mistakes if m.stem == path.stem)
+        caught = [r for r in item.results if r.outcome.counts_as_failure]
+        assert all(r.outcome.value == "failed" and r.extra.get("violates", "") == violates for r in caught), \
+            [(r.name, r.outcome.value, r.message[:100]) for r in caught]
+        return
     (row,) = [row for row in matrix(name).rows if row.stem == path.stem]
     # An all-NaN answer is diagnosed as an overflow, whichever mistake caused it: the rest must name this one.
     named = Counter(stem for stem in row.named.values() if stem and stem != "non-finite")
