@@ -182,3 +182,29 @@ def test_a_symptom_no_mistake_explains_throughout_stays_a_symptom():
                     "nan-too": Agreeing(["zero_max"], symptom=True)})
     assert named == {"nan": "zero_max", "finite": "zero_max", "nan-too": "zero_max"}
     assert choose({"nan": Agreeing([], symptom=True)}) == {"nan": SYMPTOM}
+
+
+def test_a_mistake_that_trips_on_a_transposed_input_is_named_where_it_trips(course, tmp_path):
+    """Catalogued mistakes run on the inputs as the learner's code gets them: a transposed layout included."""
+    from grader.course.exercise import find_exercise
+
+    exercise = find_exercise(course, None)
+    solution = exercise.solution.read_text(encoding="utf-8")
+    line = "    scale = 1.0 / math.sqrt(query.shape[-1])\n"
+    assert line in solution
+    start = solution.index("def attention_chunk_stats(")
+    function = solution[start:solution.index("\n\n\n", start)]
+    (exercise.mistakes / "views_the_query.py").write_text(
+        '"""Mistake: the query goes through view, which needs contiguous memory."""\n\n'
+        'TITLE = "Reshapes the query with view"\nRATIONALE = "view needs contiguous memory."\n'
+        'HELP = "Use reshape."\n\n\n' + function.replace(line, "    query = query.view(-1, query.shape[-1])"
+                                                             ".view(query.shape)\n" + line) + "\n",
+        encoding="utf-8")
+    wrong = tmp_path / "views.py"  # the same mistake, written on one line of its own
+    wrong.write_text(solution.replace(line, "    query = query.view(query.numel() // query.shape[-1], -1)"
+                                            ".view(query.shape)\n" + line), encoding="utf-8")
+    transposed = {"stats-transposed", "ring-transposed", "ring-transposed-float32"}
+    report = grade(exercise, wrong, "submit", "cpu", only=transposed | {"ring-two-batch-dims"})
+    failed = {r.name: r.diagnosis.mistake if r.diagnosis else None
+              for r in report.results if r.outcome.counts_as_failure}
+    assert failed == dict.fromkeys(transposed, "views_the_query")

@@ -20,6 +20,7 @@ from grader.course.checker import load_checker
 from grader.course.exercise import load_course
 from grader.course.mistakes import as_submission
 from grader.grading.pipeline import grade, load_reference, load_trusted
+from grader.grading.diagnosis import catalogue
 from grader.instructor import record
 from grader.instructor.verdicts import catalogue_files, missing_constants
 
@@ -64,7 +65,11 @@ def test_mistake_is_caught_and_named_as_recorded(name, path, tmp_path):
 
         suite = next(iter(load_trusted(exercise, "submit", True).suites.values()))
         case = next(case for case in suite.all_cases() if case.name == entry["caught_by"][0])
-        assert run_case(exercise, suite, runnable, case, False, load_reference(exercise)).outcome.counts_as_failure
+        result = run_case(exercise, suite, runnable, case, False, load_reference(exercise))
+        # Caught by the rule the mistake says it breaks, or by wrong values: never by a crash or an error of its own.
+        violates = next(m.violates for m in catalogue(exercise).mistakes if m.stem == path.stem)
+        assert result.outcome.value == "failed" and result.extra.get("violates", "") == violates, (
+            result.outcome, result.message[:200])
         return
     # Several mistakes can agree on one case; over the whole suite none may be named more often than this one.
     assert entry["named_on"] and entry["named_most"], entry
