@@ -174,3 +174,30 @@ def test_grading_without_a_diagnosis_names_no_mistake(scale) -> None:
     plain = grade(exercise, wrong, "submit", "cpu", diagnose=False).results
     assert [r.outcome for r in diagnosed] == [r.outcome for r in plain]
     assert any(r.diagnosis for r in diagnosed) and not any(r.diagnosis for r in plain)
+
+
+def test_the_matrix_says_when_a_mistake_is_caught_only_by_raising() -> None:
+    from grader.instructor.matrix import Matrix, MistakeRow
+    from grader.report.validation import matrix_lines
+
+    raises = MistakeRow("raises_on_odd_shapes", caught_by=["a", "b"], named={"a": None, "b": None},
+                        without_itself={"a": None, "b": None}, raised=["a", "b"])
+    some = MistakeRow("wrong_sum", caught_by=["a", "c"], named={"a": "wrong_sum", "c": "wrong_sum"},
+                      without_itself={"a": None, "c": None}, raised=["c"])
+    answers = MistakeRow("wrong_max", caught_by=["b"], named={"b": "wrong_max"}, without_itself={"b": None})
+    lines = matrix_lines(Matrix(["a", "b", "c"], [raises, some, answers], {}))
+    assert lines[1].endswith("caught only by raising (no case sees a wrong answer from it)")
+    assert lines[2].endswith("; 1 of them by raising")
+    assert "raising" not in lines[3]
+    assert Matrix(["a", "b", "c"], [raises], {}).to_json()["mistakes"]["raises_on_odd_shapes"]["caught_by_raising"] \
+        == ["a", "b"]
+
+
+def test_the_matrix_says_when_only_the_distributed_suite_catches_a_mistake() -> None:
+    from grader.instructor.matrix import Matrix, MistakeRow
+    from grader.report.validation import matrix_lines
+
+    row = MistakeRow("forgets_the_all_reduce", caught_by=["mlp-2", "mlp-3"], named={"mlp-2": None, "mlp-3": None},
+                     without_itself={"mlp-2": None, "mlp-3": None}, distributed=["mlp-2", "mlp-3"])
+    assert matrix_lines(Matrix(["mlp-2", "mlp-3"], [row], {}))[1].endswith(
+        "2 cases  of the distributed suite alone, where no diagnosis is worked out")

@@ -19,6 +19,7 @@ from grader.course.cases import Case
 from grader.grading import diagnosis, naming
 from grader.grading.case import MEMORY_AUDIT, Judge
 from grader.instructor.verdicts import Graded, VerdictCache
+from grader.results import Outcome
 
 
 @dataclass
@@ -30,6 +31,13 @@ class MistakeRow:
     named: dict[str, str | None] = field(default_factory=dict)           # case -> the mistake named
     without_itself: dict[str, str | None] = field(default_factory=dict)  # case -> named, were it not catalogued
     matches: dict[str, list[str]] = field(default_factory=dict)          # case -> every mistake that agreed
+    raised: list[str] = field(default_factory=list)  # the catching cases where the mistake raised, not answered
+    distributed: list[str] = field(default_factory=list)  # the catching cases of a distributed suite (no diagnosis)
+
+    @property
+    def only_by_raising(self) -> bool:
+        """Caught, but never by a wrong answer: the cases say nothing of the mistake's values."""
+        return bool(self.caught_by) and len(self.raised) == len(self.caught_by)
 
     @property
     def named_itself(self) -> int:
@@ -70,7 +78,7 @@ class Matrix:
     def to_json(self) -> dict[str, Any]:
         return {
             "cases": self.cases,
-            "mistakes": {row.stem: {"caught_by": row.caught_by, "named": row.named,
+            "mistakes": {row.stem: {"caught_by": row.caught_by, "caught_by_raising": row.raised, "named": row.named,
                                     "named_without_itself": row.without_itself} for row in self.rows},
             "cases_catching_nothing": self.catching_nothing(),
             "sole_catchers": self.sole_catchers(),
@@ -93,11 +101,13 @@ def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistak
         row = MistakeRow(graded.path.stem)
         failing = [result for result in graded.results if result.outcome.counts_as_failure]
         row.caught_by = [result.name for result in failing]
+        row.raised = [result.name for result in failing if result.outcome is Outcome.ERROR]
         full, alone = {}, {}
         for result in failing:
             case = by_name.get(result.name)
             if case is None:  # a distributed suite's case: it catches, and names nothing
-                full[result.name] = alone[result.name] = []
+                row.named[result.name] = row.without_itself[result.name] = None
+                row.distributed.append(result.name)
                 continue
             key = cache.cell_key(whole, case, row.stem, str(result.extra.get("violates", ""))) if cache else ""
             remembered = cache.cell(key) if cache else None

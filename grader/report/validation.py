@@ -44,8 +44,13 @@ def matrix_lines(matrix: Any) -> list[str]:
         if not row.caught_by:
             lines.append(f"  {row.stem:<{width}}  NOT CAUGHT")
             continue
+        if len(row.distributed) == len(row.caught_by):
+            lines.append(f"  {row.stem:<{width}} {len(row.caught_by):4d} cases  of the distributed suite alone, where "
+                         f"no diagnosis is worked out" + _raising(row))
+            continue
         lines.append(f"  {row.stem:<{width}} {len(row.caught_by):4d} cases  named {row.named_itself}/"
-                     f"{len(row.caught_by)}{_others(row.named, row.stem)}; without it: {_others(row.without_itself, '', True)}")
+                     f"{len(row.caught_by)}{_others(row.named, row.stem)}; without it: {_others(row.without_itself, '', True)}"
+                     + _raising(row))
     nothing = matrix.catching_nothing()
     lines.append(f"cases that catch no mistake ({len(nothing)}): " + (_some(nothing) if nothing else "none"))
     sole = matrix.sole_catchers()
@@ -57,6 +62,13 @@ def matrix_lines(matrix: Any) -> list[str]:
     accepted = sum(matrix.variants.values())
     lines.append(f"variants: {accepted} of {len(matrix.variants)} accepted on every case")
     return lines
+
+
+def _raising(row: Any) -> str:
+    """A mistake caught by raising is caught by the case's inputs, not by its answer: say so."""
+    if row.only_by_raising:
+        return "; caught only by raising (no case sees a wrong answer from it)"
+    return f"; {len(row.raised)} of them by raising" if row.raised else ""
 
 
 def _others(named: dict, own: str, leave_out: bool = False) -> str:
