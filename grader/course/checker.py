@@ -220,3 +220,18 @@ def load_checker(path: Path) -> Checker:
         if unknown:
             raise ConfigError(f"{name} uses {unknown[0]!r}, which is not another of the checker's functions", path)
     return checker
+
+
+def laid_out(args: list[Any], layout: str) -> list[Any]:
+    """Inputs as the learner receives them: contiguous, or the same values stored transposed."""
+    import torch
+
+    def one(value: Any) -> Any:
+        if isinstance(value, list):
+            return [one(item) for item in value]
+        if isinstance(value, torch.Tensor) and layout == "transposed" and value.dim() >= 2:
+            # Same values, but stored transposed: strides that a learner's code must not assume.
+            return value.transpose(-2, -1).contiguous().transpose(-2, -1)
+        return value
+
+    return [one(value) for value in args]

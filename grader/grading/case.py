@@ -13,7 +13,7 @@ from grader.channel import shared_inputs
 from grader.course import trust
 from grader.course.blame import charged_to_course, course_frame, where
 from grader.course.cases import Case
-from grader.course.checker import Checker, Tolerance
+from grader.course.checker import Checker, Tolerance, laid_out
 from grader.course.exercise import Exercise
 from grader.course.operators import observed
 from grader.errors import CourseBroken
@@ -166,7 +166,7 @@ class Judge:
              observed_call: bool = True) -> tuple[RawResult, list[int]]:
         """The learner's function called on the case's inputs in the worker: what came back, and the inputs it
         changed. `observed_call=False` (a warm-up): no rule is watched, nothing is measured."""
-        shared = shared_inputs.share(_laid_out(inputs.args, inputs.layout))
+        shared = shared_inputs.share(laid_out(inputs.args, inputs.layout))
         task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
                 "size": shared.size, "device": device, "audit": list(case.audit) if observed_call else [],
                 "key_length": self._course(self.checker.span, case.function, inputs) if observed_call else 0,
@@ -239,17 +239,3 @@ def _first_tensor_name(function: Any, inputs: Any) -> str:
             return name
     return "the inputs"
 
-
-def _laid_out(args: list[Any], layout: str) -> list[Any]:
-    """Inputs as the learner receives them: contiguous, or the same values stored transposed."""
-    import torch
-
-    def one(value: Any) -> Any:
-        if isinstance(value, list):
-            return [one(item) for item in value]
-        if isinstance(value, torch.Tensor) and layout == "transposed" and value.dim() >= 2:
-            # Same values, but stored transposed: strides that a learner's code must not assume.
-            return value.transpose(-2, -1).contiguous().transpose(-2, -1)
-        return value
-
-    return [one(value) for value in args]

@@ -254,12 +254,11 @@ def reconcile(results: list[CaseResult], exercise: Any) -> None:
 
 def _run(mistake: Mistake, function: str, inputs: Any, names: tuple[str, ...], expected: tuple,
          baseline: tuple | None, tolerance: Any, forbidden: frozenset[str] = frozenset()) -> Behaviour:
-    from grader.course.checker import _clone, tensors
-    from grader.grading.case import _laid_out
+    from grader.course.checker import _clone, laid_out, tensors
     from grader.sandboxed.observe import observe
 
     # Laid out as the learner's code receives them: a mistake that trips on a transposed input trips here too.
-    copies = [_clone(arg) for arg in _laid_out(inputs.args, inputs.layout)]
+    copies = [_clone(arg) for arg in laid_out(inputs.args, inputs.layout)]
     versions = [tensor._version for tensor in tensors(copies)]
     try:
         with warnings.catch_warnings(), observe({"forbidden": sorted(forbidden)}) as seen:

@@ -62,7 +62,8 @@ def write(exercise: Exercise, name: str, learner: Path) -> tuple[Path, Path]:
     Only an example can be written out: a hidden case's name is refused as an unknown one is."""
     import torch
 
-    from grader.grading.case import Judge, _laid_out
+    from grader.course.checker import laid_out
+    from grader.grading.case import Judge
     from grader.grading.pipeline import load_reference
 
     checker = examples.examples_checker(exercise)
@@ -84,7 +85,7 @@ def write(exercise: Exercise, name: str, learner: Path) -> tuple[Path, Path]:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         torch.save({"function": case.function, "outputs": list(function.outputs), "summary": inputs.summary,
-                    "inputs": _laid_out(inputs.args, inputs.layout), "expected": list(expected)}, data)
+                    "inputs": laid_out(inputs.args, inputs.layout), "expected": list(expected)}, data)
         script.write_text(text, encoding="utf-8")
     except OSError as error:
         raise StateError(f"{_shown(folder, exercise.root)} could not be written ({error.strerror or error})") \
