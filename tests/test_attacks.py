@@ -347,3 +347,16 @@ def test_a_torch_py_where_the_grader_starts_is_never_imported(course, tmp_path) 
                            "--device", "cpu"], cwd=course, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0 and not marker.exists(), done.stdout + done.stderr
+
+
+def test_the_library_path_reaches_learner_processes_as_absolute_folders_alone(monkeypatch) -> None:
+    """A CUDA driver found through LD_LIBRARY_PATH is found inside too; an empty or relative entry, which would
+    name a folder the learner's code can write, is dropped."""
+    from grader.sandbox.policy import base_env
+
+    monkeypatch.setenv("LD_LIBRARY_PATH", ":/usr/lib64-nvidia:lib::./here:/usr/local/nvidia/lib64")
+    assert base_env()["LD_LIBRARY_PATH"] == "/usr/lib64-nvidia:/usr/local/nvidia/lib64"
+    monkeypatch.setenv("LD_LIBRARY_PATH", "::relative")
+    assert "LD_LIBRARY_PATH" not in base_env()
+    monkeypatch.delenv("LD_LIBRARY_PATH")
+    assert "LD_LIBRARY_PATH" not in base_env()

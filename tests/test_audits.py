@@ -157,3 +157,20 @@ def test_the_warm_up_is_made_on_a_visible_case_of_the_same_function():
     assert set(chosen) == {"attention_chunk_stats", "merge_chunk_stats", "ring_attention"}
     assert all(not case.hidden and "memory" not in case.audit and case.function == function
                for function, case in chosen.items())
+
+
+@pytest.mark.parametrize("devices", [["cuda"], ["cpu", "cuda"], ["cpu"]])
+def test_the_memory_cases_run_on_the_cpu_whichever_devices_are_asked_for(devices):
+    """`submit --device cuda` judges the memory rule too (on the CPU, where the kernel measures it): a design that
+    gathers every key is never accepted because only CUDA was asked for."""
+    from types import SimpleNamespace
+
+    from grader.grading.pipeline import _expected, _phases
+
+    cases = [SimpleNamespace(name=name, audit=audit, hidden=hidden) for name, audit, hidden in (
+        ("shown", (), False), ("memory", ("memory",), True), ("hidden", (), True))]
+    planned = [(case.name, device) for case, device in _expected(cases, devices)]
+    ran = [(case.name, device) for phase in _phases(cases, devices) for case, device in phase]
+    assert ("memory", "cpu") in planned and sorted(ran) == sorted(planned)
+    assert [name for name, device in planned].count("memory") == 1
+    assert {device for name, device in planned if name != "memory"} == set(devices)

@@ -21,7 +21,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"report"}),
     frozenset({"learner", "instructor", "staff"}),
     frozenset({"cli"}),
-    frozenset({"api", "__main__"}),
+    frozenset({"api", "__main__", "notebook"}),
 )
 MAX_TOP_MODULES = 8
 

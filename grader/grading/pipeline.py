@@ -233,8 +233,11 @@ def _plan(report: Report, trusted: Trusted, devices: list[str], suite_run: tuple
 
 
 def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
-    """Every run in report order: each device in turn, the memory-audited cases on the CPU only."""
-    return [(case, device) for device in devices for case in cases if device == "cpu" or MEMORY_AUDIT not in case.audit]
+    """Every run in report order: each device in turn, the memory-audited cases on the CPU only, and on the CPU even
+    where only CUDA was asked for: their rule is judged on host memory, and a submission never skips it."""
+    cpu_only = [] if "cpu" in devices else [(case, "cpu") for case in cases if MEMORY_AUDIT in case.audit]
+    return cpu_only + [(case, device) for device in devices for case in cases
+                       if device == "cpu" or MEMORY_AUDIT not in case.audit]
 
 
 def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str], worker: WorkerClient,
@@ -245,7 +248,8 @@ def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str],
     expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
     phases = _phases(trusted.cases, devices)
     stop = threading.Event()
-    prefetch = judge.prefetch([case for runs in phases for case, device in runs if device == devices[0]], stop,
+    prefetch = judge.prefetch([case for runs in phases for case, device in runs
+                               if device == devices[0] or MEMORY_AUDIT in case.audit], stop,
                               wanted=budget.worth_preparing)
     try:
         _run_phases(exercise, worker, on_result, report, judge, phases, expected, budget)
@@ -304,7 +308,8 @@ def _phases(cases: list[Case], devices: list[str]) -> list[list[tuple[Case, str]
         chosen = [case for case in cases if case.hidden == hidden]
         audited = [case for case in chosen if MEMORY_AUDIT in case.audit]
         plain = [case for case in chosen if MEMORY_AUDIT not in case.audit]
-        runs = [(case, device) for device in devices for case in (audited if device == "cpu" else []) + plain]
+        # The CPU comes first in `devices` when it is there at all; the audited cases run on it either way.
+        runs = [(case, "cpu") for case in audited] + [(case, device) for device in devices for case in plain]
         if runs:
             phases.append(runs)
     return phases

@@ -44,5 +44,11 @@ def base_env(**extra: str) -> dict[str, str]:
     for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"):
         if name in os.environ:
             env[name] = os.environ[name]
+    # Where the machine's CUDA driver (libcuda.so.1) is found only through the library path (Colab's
+    # /usr/lib64-nvidia, containers' /usr/local/nvidia/lib64), torch needs it too: absolute folders alone, since
+    # an empty or relative entry means a folder the learner's code can write (the sandbox's own).
+    libraries = [folder for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":") if folder.startswith("/")]
+    if libraries:
+        env["LD_LIBRARY_PATH"] = ":".join(libraries)
     env.update(extra)
     return env

@@ -1,0 +1,112 @@
+"""The notebook's front door: `%grader COMMAND ...` runs a command as the terminal does, `%%grader_file EX` saves a cell.
+
+Loaded by `%load_ext grader` (grader/__init__.py hands IPython's hook on to `register`). A command runs through
+the `grader` command's own `main`, so its report, its messages and its exit statuses are the terminal's; inside
+a notebook (Jupyter, JupyterLab, VS Code, Colab) Rich sees the kernel and sends each printed line to the cell as
+rich output (HTML and plain text) instead of a terminal. Nothing here ever leaves a traceback in a cell.
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+from pathlib import Path
+from typing import Any
+
+from grader.errors import GraderError, UsageError
+from grader.inert import inert
+
+LINE_MAGIC, CELL_MAGIC = "grader", "grader_file"
+USAGE = "usage: %%grader_file EX, then the file's whole text in the rest of the cell (EX: 07 or its full name)"
+
+
+def register(ipython: Any) -> None:
+    """Give `ipython` the %grader line magic and the %%grader_file cell magic."""
+    ipython.register_magic_function(run_command, magic_kind="line", magic_name=LINE_MAGIC)
+    ipython.register_magic_function(write_cell, magic_kind="cell", magic_name=CELL_MAGIC)
+
+
+def run_command(line: str) -> None:
+    """`%grader run 07 --verbose`: the rest of the line is a `grader` command line, run in this kernel."""
+    from grader.cli import main
+
+    try:
+        argv = shlex.split(line)
+    except ValueError as error:  # an unclosed quote
+        _say(f"error: %grader {inert(line)}: {error}")
+        return
+    # A real Ctrl-C leaves main's handlers ignoring the next one, as a process on its way out wants; a kernel
+    # lives on, and its next interrupt must work: its own handlers come back whatever happened.
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        main(argv)
+    except SystemExit:
+        pass  # argparse has said what was wrong (or printed the help): the terminal's words, not a traceback
+    finally:
+        for signum, handler in handlers.items():
+            try:
+                signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+            except ValueError:  # not the main thread: main() set nothing there either
+                pass
+
+
+def write_cell(line: str, cell: str) -> None:
+    """`%%grader_file 07` above a cell: the cell's text becomes the learner's file of exercise 07."""
+    from grader.report.terminal import make_console
+
+    console = make_console()
+    try:
+        said = save(line, cell)
+    except GraderError as error:
+        said = f"error: {inert(str(error))}"
+    except Exception:  # noqa: BLE001  (the one place this magic's own failures meet the learner)
+        from grader.cli import internal_error
+
+        internal_error(console)
+        return
+    console.print(said, markup=False, highlight=False)
+
+
+def save(line: str, cell: str, start: Path | None = None) -> str:
+    """Write `cell` to the stub of the exercise `line` names, in the course found from `start` (the working
+    folder), backing up a file of the learner's own first; the one line that says what was done."""
+    from grader.course.exercise import find_exercise, find_root
+    from grader.files import write_atomic
+    from grader.learner.state import LearnerState
+
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        words = []
+    if len(words) != 1:
+        # Never a default exercise: a cell run again after an acceptance would overwrite the next exercise's file.
+        raise UsageError(USAGE)
+    exercise = find_exercise(find_root(start), words[0])
+    stub, text = exercise.stub, cell if cell.endswith("\n") else cell + "\n"
+    shown = stub.relative_to(exercise.root)
+    old = _read(stub)
+    if old == text.encode("utf-8"):
+        return f"{shown} already holds this cell's text: nothing written."
+    kept = None
+    if old is not None and old != _read(exercise.starter):
+        kept = LearnerState(exercise.root).backup(exercise.name, stub, before="a notebook cell")
+    write_atomic(stub, text)
+    lines = text.count("\n")
+    said = f"Wrote {shown} ({lines} line{'s' if lines != 1 else ''}), {exercise.name}'s file."
+    if kept is not None:
+        said += (f" Your previous file is kept in {kept.source.relative_to(exercise.root)} "
+                 f"(%grader restore backup-{kept.number} {exercise.name} brings it back).")
+    return inert(said + f" Next: %grader run {exercise.name}")
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _say(text: str) -> None:
+    from grader.report.terminal import make_console
+
+    make_console().print(text, markup=False, highlight=False)
