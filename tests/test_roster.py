@@ -152,6 +152,10 @@ def test_the_exports_have_the_columns_canvas_and_gradescope_document(in_course):
         ",".join(GRADESCOPE_COLUMNS), "Alice Ng,a1,alice@uni.example,10", "Bob Okafor,b2,bob@uni.example,8",
         f"{JOSE},j3,jose@uni.example,7", "Dana Weiss,d4,dana@uni.example,0"]
     assert GRADESCOPE_COLUMNS == ("Name", "SID", "Email", "Total Score")
+    # A merge keeps the roster its shards were graded with: here one shard, the whole cohort.
+    code, out = run("gradebook", "merge", str(book), "--out", str(base / "merged"))
+    assert code == 0 and "learners: 4 on the roster" in out, out
+    assert (base / "merged/grades.csv").read_text() == (book / "grades.csv").read_text()
 
 
 def test_regrading_one_learner_keeps_every_row_and_the_roster_applies_again(in_course, tmp_path):
@@ -250,3 +254,12 @@ def test_a_gradescope_export_is_a_roster(in_course, tmp_path):
     (export / "submission_metadata.yml").write_text("submission_1:\n  :submitters: [\n")
     with pytest.raises(RosterError, match=r"submission_metadata.yml:\d+: not valid YAML"):
         read_roster(export)
+
+
+def test_an_export_needs_a_gradebook_graded_with_a_roster(tmp_path, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    code, out = run("gradebook", "export", str(tmp_path), "--format", "canvas")
+    assert code == 2 and out.strip() == f"error: {tmp_path}: no results/ folder here: not the output of `grader grade`"
+    (tmp_path / "results").mkdir()
+    code, out = run("gradebook", "export", str(tmp_path), "--format", "gradescope")
+    assert code == 2 and out.strip().startswith(f"error: {tmp_path} has no roster: grade it with --roster")

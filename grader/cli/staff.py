@@ -63,10 +63,11 @@ def cmd_gradebook(args: argparse.Namespace, console: Console) -> int:
         return _export_gradebook(args, console)
     from grader.report.cohort_terminal import print_summary
     from grader.results.cohort import CohortRun
-    from grader.staff.gradebook import merge
+    from grader.staff.gradebook import learner_rows, merge
 
     summary = merge(args.folders, args.out)
-    print_summary(CohortRun(summary, args.out), console)
+    rows, unmatched = learner_rows(args.out)
+    print_summary(CohortRun(summary, args.out, rows=rows, unmatched=unmatched), console)
     return EXIT_FAILED if summary.statuses.get("not graded") else EXIT_OK
 
 

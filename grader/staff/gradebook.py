@@ -78,6 +78,14 @@ def write_learners_gradebook(out: Path, entries: list[Entry], roster: Roster
     return summary, rows, unmatched
 
 
+def learner_rows(out: Path) -> tuple[list[Row], list[Row]]:
+    """The gradebook's rows per learner and the rows apart, as its roster gives them now; none without a roster."""
+    roster = roster_of(out)
+    if roster is None:
+        return [], []
+    return build_rows(roster.learners, load_entries(out), roster.policy)
+
+
 def export(out: Path, kind: str, target: Path | None, assignment: str | None) -> tuple[Path, int]:
     """The gradebook's scores as Canvas or Gradescope import them, written to `target` (default BOOK/KIND.csv);
     the path and how many learners it holds."""
