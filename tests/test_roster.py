@@ -263,3 +263,16 @@ def test_an_export_needs_a_gradebook_graded_with_a_roster(tmp_path, monkeypatch)
     (tmp_path / "results").mkdir()
     code, out = run("gradebook", "export", str(tmp_path), "--format", "gradescope")
     assert code == 2 and out.strip().startswith(f"error: {tmp_path} has no roster: grade it with --roster")
+
+
+def test_a_due_date_needs_a_roster_and_a_rule_that_reads(in_course, tmp_path):
+    _, subs, roster, _, _, _ = in_course
+    for argv, words in [
+        (["--due", DUE], "error: --due and --late-penalty apply to a roster's learners: give --roster too"),
+        (["--roster", str(roster), "--due", "soon"], "error: --due: 'soon' is not a time such as 2026-12-01T23:59"),
+        (["--roster", str(roster), "--due", DUE, "--late-penalty", "ten"],
+         "error: --late-penalty 'ten': expected a percentage per day or hour, such as 10%/day"),
+        (["--roster", str(roster), "--late-penalty", "5%/hour"], "error: --late-penalty needs --due: late from when?"),
+    ]:
+        code, out = run("grade", str(subs), "--out", str(tmp_path / "b"), *argv)
+        assert code == 2 and out.strip().startswith(words) and len(out.strip().splitlines()) == 1, out
