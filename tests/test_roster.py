@@ -109,7 +109,7 @@ def in_course(graded, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_a_row_per_learner_keyed_by_id_with_every_adjustment(graded):
-    base, subs, roster, book, code, out = graded
+    _, _, _, book, code, out = graded
     assert code == 0, out
     rows = table(book / "grades.csv")
     assert [row["id"] for row in rows] == ["a1", "b2", "j3", "d4", ""]
@@ -136,7 +136,7 @@ def test_a_row_per_learner_keyed_by_id_with_every_adjustment(graded):
 
 
 def test_the_exports_have_the_columns_canvas_and_gradescope_document(in_course):
-    base, subs, roster, book, _, _ = in_course
+    base, _, _, book, _, _ = in_course
     code, out = run("gradebook", "export", str(book), "--format", "canvas", "--assignment", "Lab 2: scale")
     assert code == 0 and "4 learners" in out, out
     with open(book / "canvas.csv", newline="", encoding="utf-8") as handle:
@@ -159,7 +159,7 @@ def test_the_exports_have_the_columns_canvas_and_gradescope_document(in_course):
 
 
 def test_regrading_one_learner_keeps_every_row_and_the_roster_applies_again(in_course, tmp_path):
-    base, subs, roster, book, _, _ = in_course
+    _, subs, roster, book, _, _ = in_course
     before = table(book / "grades.csv")
     # The file named alone, without --roster: the gradebook's own roster, read again.
     code, out = run("grade", str(subs / "alice.py"), "--out", str(book), "--force", "--jobs", "1")
@@ -191,8 +191,8 @@ def test_extra_time_raises_the_limits_of_that_learner_alone(in_course, tmp_path)
     roster = tmp_path / "roster.csv"
     roster.write_text("id,name,email,submission,extra_time\nq1,Quinn,q@uni.example,quick.py,\n"
                       "s2,Sam,s@uni.example,slow.py,3x\n")
-    code, out = run("grade", str(subs), "--roster", str(roster), "--out", str(tmp_path / "book"), "--jobs", "2",
-                    "--time-limit", "1")
+    _, out = run("grade", str(subs), "--roster", str(roster), "--out", str(tmp_path / "book"), "--jobs", "2",
+                 "--time-limit", "1")
     rows = {row["id"]: row for row in table(tmp_path / "book/grades.csv")}
     assert rows["q1"]["status"] == "failed" and rows["s2"]["status"] == "passed", out
     assert rows["s2"]["extra_time"] == "3" and rows["s2"]["adjustments"] == "extra time x3"
@@ -247,7 +247,7 @@ def test_a_gradescope_export_is_a_roster(in_course, tmp_path):
     assert rows["20260017"]["status"] == "not graded" and rows["20260017"]["reason"].startswith("not graded yet")
     assert rows["20260021"]["late"] == rows["omar.haddad@uni.example"]["late"] == "1 day"  # a group, one file
     assert rows["20260021"]["score"] == "10"  # late, but no penalty was given
-    code, out = run("gradebook", "export", str(tmp_path / "book"), "--format", "gradescope")
+    run("gradebook", "export", str(tmp_path / "book"), "--format", "gradescope")
     assert (tmp_path / "book/gradescope.csv").read_text(encoding="utf-8").splitlines()[1:] == [
         f"{JOSE},20260017,jose.nunez@uni.example,", "Mei Chen,20260021,mei.chen@uni.example,10",
         "Omar Haddad,,omar.haddad@uni.example,10"]

@@ -54,8 +54,8 @@ def roster_section(rows: list[Row], unmatched: list[Row], policy: LatePolicy) ->
     due = (f"<p>Due {esc(policy.due.isoformat(timespec='minutes'))}"
            + (f", late penalty {esc(policy.rule)}" if policy.rule else "") + ".</p>") if policy.due else ""
     parts = ["<h2>Learners</h2>", f"<p>{len(rows)} learners on the roster: {esc(shown)}.</p>", due,
-             "<table><tr><th>id</th><th>name</th><th>submission</th><th>score</th><th>graded</th><th>status</th>"
-             "<th>adjustments</th></tr>"]
+             ("<table><tr><th>id</th><th>name</th><th>submission</th><th>score</th><th>graded</th><th>status</th>"
+              "<th>adjustments</th></tr>")]
     for row in rows:
         learner = row.learner
         assert learner is not None
@@ -63,8 +63,8 @@ def roster_section(rows: list[Row], unmatched: list[Row], policy: LatePolicy) ->
     parts.append("</table>")
     if unmatched:
         parts += [f"<h2>Entries no roster row names ({len(unmatched)})</h2>",
-                  "<p>Graded, but in no learner's row: name them in the roster's <code>submission</code> column."
-                  "</p><table><tr><th>entry</th><th>score</th><th>status</th></tr>"]
+                  ("<p>Graded, but in no learner's row: name them in the roster's <code>submission</code> column."
+                   "</p><table><tr><th>entry</th><th>score</th><th>status</th></tr>")]
         for row in unmatched:
             assert row.entry is not None
             parts.append(f"<tr><td>{esc(row.entry.name)}</td><td class=\"number\">{_number(row.score)}</td>"

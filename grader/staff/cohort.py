@@ -22,7 +22,14 @@ from grader.course.exercise import Exercise
 from grader.errors import UsageError
 from grader.files import RefusedFile
 from grader.inert import inert
-from grader.results.cohort import EXTRA_TIME, NOT_GRADED, RESULTS, CohortRun, Finished, load_entries
+from grader.results.cohort import (
+    EXTRA_TIME,
+    NOT_GRADED,
+    RESULTS,
+    CohortRun,
+    Finished,
+    load_entries,
+)
 from grader.staff import gradebook
 from grader.staff.archive import ArchiveError
 from grader.staff.intake import Submission, find_submissions, read_graded, submitted_at

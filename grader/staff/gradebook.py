@@ -13,7 +13,15 @@ from grader.files import write_atomic
 from grader.report.cohort_csv import grades_csv
 from grader.report.cohort_html import render_html
 from grader.report.cohort_roster import max_score, roster_csv, roster_section
-from grader.results.cohort import RESULTS, Entry, Summary, check_consistent, load_entries, read_entry, summarize
+from grader.results.cohort import (
+    RESULTS,
+    Entry,
+    Summary,
+    check_consistent,
+    load_entries,
+    read_entry,
+    summarize,
+)
 from grader.results.learners import LatePolicy, Learner, Row, build_rows, late_policy
 
 BOOK = "gradebook.json"  # the roster and late policy a gradebook is kept with, applied again on every run
