@@ -103,11 +103,26 @@ def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
                          help="where cases run (default cpu, the same on every machine; all: CUDA too)")
     _limit_options(command, "memory limit of the learner's code",
                    "for each submission (default: the exercise's): cases left then are not run")
+    command.add_argument("--roster", type=Path, metavar="CSV",
+                         help="roster.csv (id,name,email,submission) or a Gradescope export's folder: a row per "
+                              "learner (default: the roster the gradebook was graded with)")
+    command.add_argument("--only", action="append", default=[], metavar="ID",
+                         help="grade only this learner (roster id) or submission; the gradebook keeps the rest")
+    command.add_argument("--due", metavar="TIME", help="due date, such as 2026-12-01T23:59 (this machine's zone) "
+                                                       "or 2026-12-01T23:59+01:00")
+    command.add_argument("--late-penalty", metavar="RULE", help="what lateness costs, such as 10%%/day or 2%%/hour "
+                                                                "of the points earned")
     book = commands.add_parser("gradebook", help="course staff: work with gradebooks")
     actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
     merge = actions.add_parser("merge", help="join shards' gradebooks into one")
     merge.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="gradebooks written by grader grade")
     merge.add_argument("--out", type=Path, required=True, metavar="DIR", help="the merged gradebook's folder")
+    export = actions.add_parser("export", help="a roster gradebook's scores as Canvas or Gradescope import them")
+    export.add_argument("book", type=Path, metavar="BOOK", help="a gradebook graded with --roster")
+    export.add_argument("--format", required=True, choices=("canvas", "gradescope"), help="the platform")
+    export.add_argument("--out", type=Path, metavar="FILE", help="where to write it (default: BOOK/FORMAT.csv)")
+    export.add_argument("--assignment", metavar="NAME",
+                        help="Canvas's assignment column (default: the exercise's name)")
 
 
 def _limit_options(command: argparse.ArgumentParser, memory: str, budget: str) -> None:

@@ -50,17 +50,31 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
     exercise = find_exercise(find_root(), args.exercise)
     options = Options(jobs=args.jobs, force=args.force, shard=parse_shard(args.shard) if args.shard else (1, 1),
                       device=args.device, time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,
-                      time_budget=checked_seconds(args.time_budget))
+                      time_budget=checked_seconds(args.time_budget), roster=args.roster, due=args.due,
+                      late_penalty=args.late_penalty, only=tuple(args.only))
     run = grade_cohort(exercise, args.submissions, args.out, options, CohortProgress(console))
     print_summary(run, console)
     return EXIT_FAILED if run.summary.statuses.get("not graded") else EXIT_OK
 
 
 def cmd_gradebook(args: argparse.Namespace, console: Console) -> int:
+    """`grader gradebook ACTION`: merge shards, or export a roster gradebook for a course platform."""
+    if args.action == "export":
+        return _export_gradebook(args, console)
     from grader.report.cohort_terminal import print_summary
     from grader.results.cohort import CohortRun
-    from grader.staff.gradebook import merge
+    from grader.staff.gradebook import learner_rows, merge
 
     summary = merge(args.folders, args.out)
-    print_summary(CohortRun(summary, args.out), console)
+    rows, unmatched = learner_rows(args.out)
+    print_summary(CohortRun(summary, args.out, rows=rows, unmatched=unmatched), console)
     return EXIT_FAILED if summary.statuses.get("not graded") else EXIT_OK
+
+
+def _export_gradebook(args: argparse.Namespace, console: Console) -> int:
+    from grader.staff.gradebook import export
+
+    path, count = export(args.book, args.format, args.out, args.assignment)
+    console.print(f"Wrote {escape(str(path))}: {count} learner{'s' * (count != 1)}, as {args.format.capitalize()} "
+                  f"imports scores.")
+    return EXIT_OK

@@ -83,6 +83,7 @@ class Exercise:
     time_limit: float = 10.0
     time_budget: float = 300.0  # the whole command's seconds (grading/budget.py): a run that never returns is cut
     memory_limit_mb: int = 4096
+    time_factor: float = 1.0  # a learner's extra time: every case's limit, its own or the default, times this
     max_score: float | None = None  # None: one point per case
     rules: Rules = field(default_factory=Rules)
     precomputed: Path | None = None  # a learner bundle's examples, stored whole: no checker, cases or reference

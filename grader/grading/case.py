@@ -176,18 +176,22 @@ class Judge:
         if MEMORY_AUDIT in case.audit and observed_call:
             worker.reset_memory_peak()
         try:
-            raw = worker.run(task, [shared.fd], len(shared.specs), case.time_limit or self.exercise.time_limit,
+            raw = worker.run(task, [shared.fd], len(shared.specs), self._limit(case),
                              reply_limit, shared.size)
             return raw, shared.changed()
         finally:
             shared.close()
+
+    def _limit(self, case: Case) -> float:
+        """The case's CPU limit: its own times a learner's extra time, or the default (already scaled by it)."""
+        return case.time_limit * self.exercise.time_factor if case.time_limit else self.exercise.time_limit
 
     def _judge(self, case: Case, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
                result: CaseResult, modified: list[int], device: str, lines: int = 0) -> None:
         """`lines`: how many lines the graded file has, as the grader counted them (a hidden case names no other)."""
         from grader.grading import compare, rules
 
-        limit = case.time_limit or self.exercise.time_limit
+        limit = self._limit(case)
         reply = raw.reply
         if raw.kind == "returned" and MEMORY_AUDIT in case.audit and raw.peak_bytes is None:
             result.outcome = Outcome.NOT_JUDGED

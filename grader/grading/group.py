@@ -113,7 +113,7 @@ def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, u
     """Start the ranks, wait for all of them within the group limit, kill them all, judge their replies."""
     inputs = suite.build(case, reference)
     world = inputs.world
-    limit = time_limit or case.time_limit or exercise.time_limit
+    limit = time_limit or (case.time_limit * exercise.time_factor if case.time_limit else exercise.time_limit)
     device = "cuda" if use_cuda else "cpu"
     result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                         inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"), points=case.points,

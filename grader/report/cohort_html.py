@@ -31,8 +31,9 @@ def esc(text: object) -> str:
     return html.escape(inert(str(text)), quote=True)
 
 
-def render_html(summary: Summary, entries: list[Entry]) -> str:
-    """The whole page, a function of the results alone: the same results give the same bytes."""
+def render_html(summary: Summary, entries: list[Entry], learners: str = "") -> str:
+    """The whole page, a function of the results alone: the same results give the same bytes.
+    `learners`: the roster's section (grader/report/cohort_roster.py), before the submissions."""
     title = f"{summary.exercise or 'cohort'}: cohort report"
     parts = [
         "<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -43,7 +44,7 @@ def render_html(summary: Summary, entries: list[Entry]) -> str:
         "<h2>Scores</h2>", histogram(summary),
         "<h2>Mistakes most often diagnosed</h2>", mistakes_chart(summary),
         "<h2>Pass rate of every case</h2>", pass_rates(summary),
-        "<h2>Submissions</h2>", _table(entries),
+        *([learners] if learners else []), "<h2>Submissions</h2>", _table(entries),
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"

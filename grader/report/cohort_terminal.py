@@ -90,8 +90,10 @@ def print_summary(run: CohortRun, console: Console) -> None:
         for title, count in summary.mistakes[:10]:
             console.print(f"  {count:>4}  [diagnosis]{show(title)}[/]")
     if run.others:
-        console.print(f"[muted]{len(run.others)} results file{'s' * (len(run.others) != 1)} in {show(str(out))} "
-                      f"belong to submissions not given this time: left out of grades.csv and report.html[/]")
+        console.print(f"[muted]{len(run.others)} submission{'s' * (len(run.others) != 1)} not given this time "
+                      f"kept as graded before (delete results/ID.json to drop one)[/]")
+    if run.rows:
+        _learners(run, console)
     console.print(f"Gradebook: {show(str(out / 'grades.csv'))}, {show(str(out / 'report.html'))}, "
                   f"{show(str(out / 'results'))}/", markup=True)
 
@@ -103,3 +105,20 @@ def _scores(summary: Summary, console: Console) -> None:
     of = f" of {summary.max_score:g}" if summary.max_score else ""
     console.print(f"score{of}: mean {summary.mean:.4g}, median {summary.median:.4g} "
                   f"[muted]({len(summary.scores)} graded)[/]")
+
+
+def _learners(run: CohortRun, console: Console) -> None:
+    """The roster's view: learners by status, the adjustments applied, and the entries that match no learner."""
+    counts: dict[str, int] = {}
+    for row in run.rows:
+        counts[row.status] = counts.get(row.status, 0) + 1
+    shown = ", ".join(f"[{status if status != 'missing' else 'muted'}]{count} {status}[/]"
+                      for status, count in sorted(counts.items()))
+    adjusted = sum(bool(row.notes) for row in run.rows)
+    console.print(f"learners: {len(run.rows)} on the roster: {shown}"
+                  + (f" [muted]({adjusted} with adjustments: see grades.csv)[/]" if adjusted else ""))
+    if run.unmatched:
+        names = ", ".join(show(one_line(row.entry.name)) for row in run.unmatched[:5])
+        more = f" and {len(run.unmatched) - 5} more" if len(run.unmatched) > 5 else ""
+        console.print(f"[failed]{len(run.unmatched)} entr{'ies' if len(run.unmatched) != 1 else 'y'} no roster row "
+                      f"names[/]: {names}{more} (graded, in grades.csv with in_roster no)")

@@ -7,6 +7,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from grader.errors import UsageError
 from grader.inert import inert
@@ -16,6 +17,7 @@ NOT_GRADED = "not graded"
 STATUSES = ("passed", "failed", "error", NOT_GRADED)  # in the order they are counted and shown
 SUITE_ORDER = ("examples", "hidden")  # first, in this order; any other suite (a group suite) after, by name
 TOP = 10  # cases and mistakes listed in the summary
+EXTRA_TIME = "extra_time"  # the settings' key of a learner's extra time, present only when it is not 1
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Entry:
     reason: str
     settings: dict
     tests: list[Test] = field(default_factory=list)
+    submitted_at: str = ""  # ISO time it was handed in (archive manifest or file time); "" unknown
 
     def suite_scores(self) -> dict[str, float]:
         """Points earned per suite, before the rule that a failed required case makes the total 0."""
@@ -111,7 +114,7 @@ def read_entry(path: Path) -> Entry:
         max_score = extra.get("max_score")
         return Entry(str(about["id"]), str(about["name"]), str(extra["exercise"]), status, float(data["score"]),
                      float(max_score) if max_score is not None else None, str(about.get("reason", "")),
-                     dict(about.get("settings") or {}), tests)
+                     dict(about.get("settings") or {}), tests, str(about.get("submitted_at") or ""))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         detail = error.strerror if isinstance(error, OSError) else f"{type(error).__name__}: {error}"
         raise ValueError(f"{path}: not a results file of `grader grade` ({inert(str(detail))})") from None
@@ -164,7 +167,9 @@ def check_consistent(entries: list[Entry]) -> None:
     if len(exercises) > 1:
         raise UsageError(f"the results are of {len(exercises)} exercises ({', '.join(exercises)}): "
                          f"one gradebook holds one exercise")
-    settings = {json.dumps(entry.settings, sort_keys=True) for entry in entries if entry.settings}
+    # A learner's extra time is theirs alone: the rest of the settings are one for everyone.
+    settings = {json.dumps({key: value for key, value in entry.settings.items() if key != EXTRA_TIME}, sort_keys=True)
+                for entry in entries if entry.settings}
     if len(settings) > 1:
         raise UsageError("the results were graded with different settings (course files, grader, device or "
                          "limits): grade them again with the same ones")
@@ -192,3 +197,6 @@ class CohortRun:
     skipped: int = 0
     not_graded: int = 0
     others: list[str] = field(default_factory=list)  # results files in `out` of submissions not in this run
+    # With a roster: a row per learner, and the rows of entries no learner names (grader.results.learners.Row).
+    rows: list[Any] = field(default_factory=list)
+    unmatched: list[Any] = field(default_factory=list)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,11 +22,19 @@ from grader.course.exercise import Exercise
 from grader.errors import UsageError
 from grader.files import RefusedFile
 from grader.inert import inert
-from grader.results.cohort import NOT_GRADED, RESULTS, CohortRun, Finished, load_entries
+from grader.results.cohort import (
+    EXTRA_TIME,
+    NOT_GRADED,
+    RESULTS,
+    CohortRun,
+    Finished,
+    load_entries,
+)
 from grader.staff import gradebook
 from grader.staff.archive import ArchiveError
-from grader.staff.intake import Submission, find_submissions, read_graded
+from grader.staff.intake import Submission, find_submissions, read_graded, submitted_at
 from grader.staff.pool import Job, grade_all
+from grader.staff.roster import ADJUSTMENTS_FILE, check_submissions
 
 DEVICES = ("cpu", "all")
 
@@ -41,6 +50,10 @@ class Options:
     time_limit: float | None = None
     memory_limit_mb: int | None = None
     time_budget: float | None = None
+    roster: Path | None = None      # the learners (roster.csv, a Gradescope export); else the gradebook's own
+    due: str | None = None          # the due date and late penalty; else the gradebook's own
+    late_penalty: str | None = None
+    only: tuple[str, ...] = ()      # grade only these learners (roster ids) or submissions (ids), keep the rest
 
 
 class Listener(Protocol):
@@ -91,9 +104,16 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: not a folder")
-    submissions = find_submissions(paths, exercise.stub.name, exclude=(out,))
+    roster = gradebook.roster_of(out, options.roster, options.due, options.late_penalty)
+    # The roster may be kept beside the submissions: it, and its adjustments, are no learner's entry.
+    beside = (roster.path, roster.path.parent / ADJUSTMENTS_FILE) if roster else ()
+    submissions = find_submissions(paths, exercise.stub.name, exclude=(out, *beside))
     if not submissions:
         raise UsageError(f"no submissions in {', '.join(str(path) for path in paths)}")
+    if roster is not None:
+        check_submissions(roster.learners, Path(os.path.commonpath([str(item.path.parent) for item in submissions])))
+    submissions = _selected(submissions, roster, options.only)
+    extra = _extra_time(roster)
     mine = [submission for submission in submissions if in_shard(submission.id, options.shard)]
     # Imported here, not above: grading brings torch, which `gradebook merge` (and this module's types) never need.
     from grader.grading.pipeline import load_trusted
@@ -105,31 +125,75 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
     if problem:  # this machine cannot grade anyone honestly: one line now, not one row per submission
         raise UsageError(f"not graded: {problem}")
     settings = settings_of(exercise, options)
-    todo, records, skipped = _plan(exercise, mine, settings, out, options)
+    todo, records, skipped = _plan(exercise, mine, settings, out, options, extra)
     listener = listener or _Silent()
     jobs = max(1, min(options.jobs, len(todo)))
     listener.start(len(todo) + len(records), skipped, jobs)
     statuses = []
     try:
         for submission, reason, key in records:
-            statuses.append(_record(out, exercise, submission, settings, key, "", {"not_graded": reason}, listener))
+            statuses.append(_record(out, exercise, submission, _own(settings, extra, submission), key, "",
+                                    {"not_graded": reason}, listener))
         by_id = {job.id: (submission, sha, key) for submission, job, sha, key in todo}
         # Closed on the way out, whatever stops this loop: the grading processes are stopped with it.
         with contextlib.closing(grade_all(exercise, [job for _, job, _, _ in todo], jobs)) as finishing:
             for job_id, outcome in finishing:
                 submission, sha, key = by_id[job_id]
-                statuses.append(_record(out, exercise, submission, settings, key, sha, outcome, listener))
+                statuses.append(_record(out, exercise, submission, _own(settings, extra, submission), key, sha,
+                                        outcome, listener))
     finally:
         listener.close()
+    # The gradebook is every results file here: grading some submissions updates their rows and keeps the rest.
     ids = {submission.id for submission in mine}
     others = sorted(path.stem for path in (out / RESULTS).glob("*.json") if path.stem not in ids)
-    summary = gradebook.write_gradebook(out, load_entries(out, ids))
+    entries = load_entries(out)
     not_graded = statuses.count(NOT_GRADED)
-    return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others)
+    if roster is None:
+        summary = gradebook.write_gradebook(out, entries)
+        return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others)
+    summary, rows, unmatched = gradebook.write_learners_gradebook(out, entries, roster)
+    return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others, rows, unmatched)
 
 
-def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], out: Path, options: Options
-          ) -> tuple[list[tuple[Submission, Job, str, str]], list[tuple[Submission, str, str]], int]:
+def _selected(submissions: list[Submission], roster: gradebook.Roster | None, only: tuple[str, ...]
+              ) -> list[Submission]:
+    """The submissions `--only` names: by learner id with a roster (their submission), else by submission id."""
+    if not only:
+        return submissions
+    if roster is not None:
+        by_id = {learner.id: learner for learner in roster.learners}
+        unknown = [name for name in only if name not in by_id]
+        if unknown:
+            raise UsageError(f"--only {unknown[0]}: no learner with that id in {roster.path}")
+        names = {by_id[name].submission for name in only}
+        chosen = [submission for submission in submissions if submission.name in names]
+    else:
+        unknown = sorted(set(only) - {submission.id for submission in submissions})
+        if unknown:
+            raise UsageError(f"--only {unknown[0]}: no such submission (ids are as grades.csv names them)")
+        chosen = [submission for submission in submissions if submission.id in only]
+    if not chosen:
+        raise UsageError(f"--only {', '.join(only)}: nothing handed in to grade")
+    return chosen
+
+
+def _extra_time(roster: gradebook.Roster | None) -> dict[str, float]:
+    """Each submission's extra time, by its name: the most any learner naming it has (a group shares one)."""
+    extra: dict[str, float] = {}
+    for learner in roster.learners if roster else []:
+        if learner.submission and learner.extra_time != 1.0:
+            extra[learner.submission] = max(extra.get(learner.submission, 1.0), learner.extra_time)
+    return extra
+
+
+def _own(settings: dict[str, Any], extra: dict[str, float], submission: Submission) -> dict[str, Any]:
+    """A submission's settings: everyone's, and its extra time where it has some (part of its verdict's key)."""
+    factor = extra.get(submission.name, 1.0)
+    return {**settings, EXTRA_TIME: factor} if factor != 1.0 else settings
+
+
+def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], out: Path, options: Options,
+          extra: dict[str, float]) -> tuple[list[tuple[Submission, Job, str, str]], list[tuple[Submission, str, str]], int]:
     """What to grade (submission, job, hash, key), what to record without grading (submission, reason, key),
     and how many are skipped: their results file has the key they would get now."""
     todo, records, skipped = [], [], 0
@@ -139,7 +203,7 @@ def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], 
             try:
                 sha, data = read_graded(submission, exercise.stub.name, exercise.name)
                 job = Job(submission.id, submission.name, data, options.device, options.time_limit,
-                          options.memory_limit_mb, options.time_budget)
+                          options.memory_limit_mb, options.time_budget, extra.get(submission.name, 1.0))
             except RefusedFile as error:  # a link, not a regular file, too large: this entry's row, never the run's end
                 reason, lasting = error.reason, error.lasting
             except OSError as error:
@@ -149,7 +213,8 @@ def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], 
             except ArchiveError as error:  # decided by the archive's bytes: it stays while they do
                 reason = str(error)
         # No key for what may be different next time (missing, unreadable): it is looked at again.
-        key = _key(settings, f"content {sha}" if job else f"problem {reason}") if lasting else ""
+        own = _own(settings, extra, submission)
+        key = _key(own, f"content {sha}" if job else f"problem {reason}") if lasting else ""
         if key and not options.force and gradebook.read_key(gradebook.results_path(out, submission.id)) == key:
             skipped += 1
         elif job is None:
@@ -173,6 +238,7 @@ def _record(out: Path, exercise: Exercise, submission: Submission, settings: dic
         key = key if outcome.get("lasting", True) else ""
     report["extra_data"]["submission"] = {
         "id": submission.id, "name": inert(submission.name), "sha256": sha, "key": key, "settings": settings,
+        "submitted_at": submitted_at(submission) if sha else "",
         "reason": inert(reason), **({"traceback": outcome["traceback"]} if outcome.get("traceback") else {})}
     gradebook.write_result(out, submission.id, report)
     status = report["extra_data"]["status"]

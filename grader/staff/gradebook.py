@@ -1,9 +1,10 @@
 """Writing a cohort's gradebook: one results file per submission, and what is derived from them alone
-(grades.csv, report.html), so that shards merged give what one run gives."""
+(grades.csv, report.html), so that shards merged give what one run gives; with a roster, a row per learner."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,107 @@ from grader.errors import UsageError
 from grader.files import write_atomic
 from grader.report.cohort_csv import grades_csv
 from grader.report.cohort_html import render_html
-from grader.results.cohort import RESULTS, Entry, Summary, check_consistent, load_entries, read_entry, summarize
+from grader.report.cohort_roster import max_score, roster_csv, roster_section
+from grader.results.cohort import (
+    RESULTS,
+    Entry,
+    Summary,
+    check_consistent,
+    load_entries,
+    read_entry,
+    summarize,
+)
+from grader.results.learners import LatePolicy, Learner, Row, build_rows, late_policy
+
+BOOK = "gradebook.json"  # the roster and late policy a gradebook is kept with, applied again on every run
+
+
+@dataclass(frozen=True)
+class Roster:
+    """The learners a gradebook has a row for, where they were read from, and the late policy."""
+
+    path: Path
+    learners: list[Learner]
+    policy: LatePolicy
+    due: str = ""   # as given, kept in gradebook.json
+    rule: str = ""
+
+
+def roster_of(out: Path, roster: Path | None = None, due: str | None = None, rule: str | None = None
+              ) -> Roster | None:
+    """The gradebook's roster: the one given, else the one it was kept with (read again: its edits apply now);
+    None for a gradebook of submissions alone."""
+    from grader.staff.roster import read_roster
+
+    kept = _kept(out)
+    path = Path(roster).absolute() if roster else Path(kept["roster"]) if kept.get("roster") else None
+    due = due if due is not None else kept.get("due") or None
+    rule = rule if rule is not None else kept.get("late_penalty") or None
+    if path is None:
+        if due or rule:
+            raise UsageError("--due and --late-penalty apply to a roster's learners: give --roster too")
+        return None
+    try:
+        policy = late_policy(due, rule)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    return Roster(path, read_roster(path), policy, due or "", rule or "")
+
+
+def _kept(out: Path) -> dict[str, str]:
+    try:
+        kept = json.loads((out / BOOK).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as error:
+        raise UsageError(f"{out / BOOK}: not a gradebook's settings ({type(error).__name__}); fix or delete it") \
+            from None
+    if not isinstance(kept, dict) or not all(isinstance(value, str) for value in kept.values()):
+        raise UsageError(f"{out / BOOK}: not a gradebook's settings; fix or delete it")
+    return kept
+
+
+def write_learners_gradebook(out: Path, entries: list[Entry], roster: Roster
+                             ) -> tuple[Summary, list[Row], list[Row]]:
+    """grades.csv with a row per learner (and the entries no row names, apart), report.html with the learners'
+    section, and gradebook.json keeping the roster; the summary, the learners' rows and the rows apart."""
+    check_consistent(entries)
+    summary = summarize(entries)
+    rows, unmatched = build_rows(roster.learners, entries, roster.policy)
+    write_atomic(out / "grades.csv", roster_csv(rows, unmatched, entries, roster.policy))
+    write_atomic(out / "report.html", render_html(summary, entries, roster_section(rows, unmatched, roster.policy)))
+    kept = {"roster": str(roster.path), "due": roster.due, "late_penalty": roster.rule}
+    write_atomic(out / BOOK, json.dumps(kept, indent=2) + "\n")
+    return summary, rows, unmatched
+
+
+def learner_rows(out: Path) -> tuple[list[Row], list[Row]]:
+    """The gradebook's rows per learner and the rows apart, as its roster gives them now; none without a roster."""
+    roster = roster_of(out)
+    if roster is None:
+        return [], []
+    return build_rows(roster.learners, load_entries(out), roster.policy)
+
+
+def export(out: Path, kind: str, target: Path | None, assignment: str | None) -> tuple[Path, int]:
+    """The gradebook's scores as Canvas or Gradescope import them, written to `target` (default BOOK/KIND.csv);
+    the path and how many learners it holds."""
+    from grader.report.cohort_exports import FORMATS, export_csv
+
+    if kind not in FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}")
+    if not (out / RESULTS).is_dir():
+        raise UsageError(f"{out}: no {RESULTS}/ folder here: not the output of `grader grade`")
+    roster = roster_of(out)
+    if roster is None:
+        raise UsageError(f"{out} has no roster: grade it with --roster roster.csv first (an export needs learners)")
+    entries = load_entries(out)
+    check_consistent(entries)
+    rows, _ = build_rows(roster.learners, entries, roster.policy)
+    name = assignment or ", ".join(sorted({entry.exercise for entry in entries})) or "grader"
+    target = target or out / f"{kind}.csv"
+    write_atomic(target, export_csv(kind, rows, name, max_score(entries)))
+    return target, len(rows)
 
 
 def results_path(out: Path, submission_id: str) -> Path:
@@ -62,4 +163,14 @@ def merge(folders: list[Path], out: Path) -> Summary:
         if target.resolve() != path.resolve():
             write_atomic(target, path.read_text(encoding="utf-8"))
     # Only what was merged: a results file already in `out` from something else is not part of this gradebook.
-    return write_gradebook(out, load_entries(out, set(found)))
+    entries = load_entries(out, set(found))
+    kept = {json.dumps(_kept(folder), sort_keys=True) for folder in folders}
+    if len(kept) > 1:
+        raise UsageError(f"the shards were graded with different rosters or due dates (their {BOOK}): grade them "
+                         f"again with the same ones")
+    settings = _kept(folders[0])
+    if settings.get("roster"):
+        roster = roster_of(out, Path(settings["roster"]), settings.get("due", ""), settings.get("late_penalty", ""))
+        assert roster is not None
+        return write_learners_gradebook(out, entries, roster)[0]
+    return write_gradebook(out, entries)

@@ -6,12 +6,15 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
+from grader.errors import GraderError
 from grader.files import SOURCE_LIMIT, kind_of, read_regular
 
 ID_LIMIT = 120  # characters of an id before its hash; results/<id>.json stays well under any file-name limit
-SKIPPED_ENTRIES = {"__pycache__", "__MACOSX"}  # what tools leave next to submissions; not a learner's work
+# What tools leave next to submissions (Gradescope's export: its metadata); not a learner's work.
+SKIPPED_ENTRIES = {"__pycache__", "__MACOSX", "submission_metadata.yml"}
 
 
 @dataclass(frozen=True)
@@ -163,3 +166,20 @@ def read_graded(submission: Submission, stub: str, exercise: str) -> tuple[str, 
     if stub not in files:
         raise ArchiveError(f"archive: holds {', '.join(sorted(files)) or 'nothing'}, not {stub}")
     return hashlib.sha256(files[stub]).hexdigest(), files[stub]
+
+
+def submitted_at(submission: Submission) -> str:
+    """When it was handed in, as ISO 8601: an archive's manifest time, else the graded file's modification time;
+    "" when neither can be read (its lateness is then not judged)."""
+    if submission.file is None:
+        return ""
+    try:
+        if submission.file.suffix.lower() == ".zip":
+            from grader.staff.archive import read_submission
+
+            created = read_submission(submission.file).manifest["created"]
+            return datetime.strptime(created, "%Y-%m-%dT%H:%M:%S%z").isoformat()
+        stamp = os.lstat(submission.file).st_mtime
+        return datetime.fromtimestamp(stamp, timezone.utc).astimezone().isoformat(timespec="seconds")
+    except (OSError, ValueError, GraderError):
+        return ""

@@ -10,7 +10,7 @@ import tempfile
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -31,6 +31,7 @@ class Job:
     time_limit: float | None
     memory_limit_mb: int | None
     time_budget: float | None = None
+    time_factor: float = 1.0  # the learner's extra time: every limit and the budget times this
 
 
 def grade_all(exercise: Exercise, todo: list[Job], jobs: int) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -77,8 +78,13 @@ def grade_one(exercise: Exercise, job: Job) -> dict[str, Any]:
         file = folder / exercise.stub.name
         file.write_bytes(job.data)
         # Named as found, never by the copy's passing path: the same submission reads the same on every run.
-        report = grade(exercise, file, "submit", job.device, time_limit=job.time_limit,
-                       memory_limit_mb=job.memory_limit_mb, time_budget=job.time_budget, display=job.name,
+        time_limit, time_budget = job.time_limit, job.time_budget
+        if job.time_factor != 1.0:
+            exercise = replace(exercise, time_factor=job.time_factor)
+            time_limit = (time_limit or exercise.time_limit) * job.time_factor
+            time_budget = (time_budget or exercise.time_budget) * job.time_factor
+        report = grade(exercise, file, "submit", job.device, time_limit=time_limit,
+                       memory_limit_mb=job.memory_limit_mb, time_budget=time_budget, display=job.name,
                        confined=True)
         if report.integrity_error or report.not_graded:
             return {"not_graded": report.integrity_error or report.not_graded, "lasting": False}
