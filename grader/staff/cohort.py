@@ -24,6 +24,7 @@ from grader.inert import inert
 from grader.results.cohort import NOT_GRADED, RESULTS, CohortRun, Finished, load_entries
 from grader.staff import gradebook
 from grader.staff.archive import ArchiveError
+from grader.staff.fingerprints import fingerprints, given_code
 from grader.staff.intake import Submission, find_submissions, read_graded
 from grader.staff.pool import Job, grade_all
 
@@ -114,11 +115,15 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
         for submission, reason, key in records:
             statuses.append(_record(out, exercise, submission, settings, key, "", {"not_graded": reason}, listener))
         by_id = {job.id: (submission, sha, key) for submission, job, sha, key in todo}
+        # Kept in each results file, so that the similarity report needs nothing but the results files.
+        given = given_code([exercise.stub, exercise.starter])
+        prints = {job.id: fingerprints(job.data, given) for _, job, _, _ in todo}
         # Closed on the way out, whatever stops this loop: the grading processes are stopped with it.
         with contextlib.closing(grade_all(exercise, [job for _, job, _, _ in todo], jobs)) as finishing:
             for job_id, outcome in finishing:
                 submission, sha, key = by_id[job_id]
-                statuses.append(_record(out, exercise, submission, settings, key, sha, outcome, listener))
+                statuses.append(_record(out, exercise, submission, settings, key, sha, outcome, listener,
+                                        prints[job_id]))
     finally:
         listener.close()
     ids = {submission.id for submission in mine}
@@ -160,7 +165,7 @@ def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], 
 
 
 def _record(out: Path, exercise: Exercise, submission: Submission, settings: dict, key: str, sha: str,
-            outcome: dict, listener: Listener) -> str:
+            outcome: dict, listener: Listener, prints: list[int] | None = None) -> str:
     """Write one submission's results file (graded or not), tell the listener; its status."""
     report = outcome.get("report")
     reason = "" if report else outcome.get("not_graded", "")
@@ -173,7 +178,8 @@ def _record(out: Path, exercise: Exercise, submission: Submission, settings: dic
         key = key if outcome.get("lasting", True) else ""
     report["extra_data"]["submission"] = {
         "id": submission.id, "name": inert(submission.name), "sha256": sha, "key": key, "settings": settings,
-        "reason": inert(reason), **({"traceback": outcome["traceback"]} if outcome.get("traceback") else {})}
+        "reason": inert(reason), **({"traceback": outcome["traceback"]} if outcome.get("traceback") else {}),
+        **({"fingerprints": prints} if prints is not None else {})}
     gradebook.write_result(out, submission.id, report)
     status = report["extra_data"]["status"]
     listener.finished(Finished(submission.id, status, report["score"] if not reason else None,
