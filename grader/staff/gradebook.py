@@ -11,7 +11,10 @@ from grader.errors import UsageError
 from grader.files import write_atomic
 from grader.report.cohort_csv import grades_csv
 from grader.report.cohort_html import render_html
+from grader.report.feedback import write_feedback
+from grader.report.similarity_report import similar_to, similarity_csv
 from grader.results.cohort import RESULTS, Entry, Summary, check_consistent, load_entries, read_entry, summarize
+from grader.results.similarity import compare
 
 
 def results_path(out: Path, submission_id: str) -> Path:
@@ -32,11 +35,14 @@ def read_key(path: Path) -> str:
 
 
 def write_gradebook(out: Path, entries: list[Entry]) -> Summary:
-    """grades.csv and report.html from `entries`, written atomically; the summary they show."""
+    """grades.csv, similarity.csv, report.html and feedback/ from `entries`, written atomically; the summary."""
     check_consistent(entries)
     summary = summarize(entries)
-    write_atomic(out / "grades.csv", grades_csv(entries))
-    write_atomic(out / "report.html", render_html(summary, entries))
+    similarity = compare(entries)
+    write_atomic(out / "grades.csv", grades_csv(entries, similar_to(similarity)))
+    write_atomic(out / "similarity.csv", similarity_csv(similarity))
+    write_feedback(out, entries)
+    write_atomic(out / "report.html", render_html(summary, entries, similarity))
     return summary
 
 
