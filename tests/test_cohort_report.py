@@ -61,6 +61,14 @@ def test_normalising_drops_comments_docstrings_and_own_names_and_keeps_the_api()
     assert fingerprints(b"def f(x)\n    return [x + 1 for y in range(10) if x > y] + [x * 2, x * 3, x * 4]\n'open")
 
 
+def test_only_the_first_64_kib_of_a_file_is_fingerprinted():
+    body = b"".join(b"def f%d(a, b):\n    c = a + b * %d\n    return torch.exp(c).sum(dim=-1)\n\n" % (n, n)
+                    for n in range(1200))
+    assert 64 * 1024 < len(body) < 2 * 64 * 1024  # what a hostile 2 MiB file would cost is bounded so
+    assert fingerprints(body + b"x = 1\n" * 50) == fingerprints(body + b"y = [2, 3]\n" * 50)
+    assert fingerprints(body[:30_000] + b"x = 1\n" * 50) != fingerprints(body[:30_000] + b"y = [2, 3]\n" * 50)
+
+
 def test_copies_are_flagged_and_independent_solutions_are_not():
     reference = (RING_SOLUTIONS / "ring_attention.py").read_text()
     other = (RING_SOLUTIONS / "variants/log_sum_exp.py").read_text()

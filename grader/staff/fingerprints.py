@@ -23,6 +23,7 @@ from pathlib import Path
 
 K = 12      # tokens per hashed run: about a line and a half of ordinary code
 WINDOW = 8  # hashes per winnowing window: any shared run of K + WINDOW - 1 = 19 tokens is found
+LIMIT = 64 * 1024  # bytes of a file fingerprinted: an exercise's file is a few KiB; 2 MiB would take most of a minute
 NAME, TEXT = "V", "S"  # the placeholders of a name the file binds, and of a string
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 _LAYOUT = {tokenize.NEWLINE: "<newline>", tokenize.INDENT: "<indent>", tokenize.DEDENT: "<dedent>"}
@@ -48,20 +49,18 @@ def _bound_places(source: bytes) -> set[tuple[int, int]] | None:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     bound: set[str] = set()
+    uses: list[tuple[str, int, int]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bound.add(node.id)
+        if isinstance(node, ast.Name):
+            uses.append((node.id, node.lineno, node.col_offset))
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                bound.add(node.id)
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
+            uses.append((node.arg, node.lineno, node.col_offset))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bound.add(node.name)
-    places = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in bound:
-            places.add((node.lineno, node.col_offset))
-        elif isinstance(node, ast.arg):
-            places.add((node.lineno, node.col_offset))
-    return places
+    return {(line, column) for name, line, column in uses if name in bound}
 
 
 def tokens(source: bytes) -> list[str]:
@@ -141,6 +140,8 @@ def winnow(hashes: list[int]) -> set[int]:
 
 def fingerprints(source: bytes, given: Iterable[bytes] = ()) -> list[int]:
     """A file's fingerprints, sorted, without any K-gram of `given` (the stub, the starter)."""
+    if len(source) > LIMIT:  # its first LIMIT bytes, to the end of a line: the same for every copy of it
+        source = source[:source.rfind(b"\n", 0, LIMIT) + 1]
     common = {value for text in given for value in kgram_hashes(tokens(text))}
     return sorted(winnow([value for value in kgram_hashes(tokens(source)) if value not in common]))
 
