@@ -260,6 +260,20 @@ def test_the_report_puts_the_summary_and_mistakes_first_and_groups_the_cases(tmp
     assert "<script" not in page and "src=" not in page and not re.search(r'href="(?!#|feedback/)', page)
 
 
+def test_a_feedback_file_is_named_inside_feedback_whatever_the_id(tmp_path):
+    from grader.report.feedback import feedback_link, file_name
+
+    assert [file_name(name) for name in ("alice.py", "../x", "a/b", ".hidden", "")] == [
+        "alice.py", "%2E.%2Fx", "a%2Fb", "%2Ehidden", "%2E"]
+    assert feedback_link("a/b") == "feedback/a%252Fb.html"
+    book = tmp_path / "book"
+    write_results(book, "bob", [_test("c", "f", "examples", "passed")], "passed", "x = 1\n")
+    entries = load_entries(book)
+    entries[0].id = "../../escaped"
+    gradebook.write_gradebook(book, entries)
+    assert not (tmp_path / "escaped.md").exists() and (book / "feedback/%2E.%2F..%2Fescaped.md").is_file()
+
+
 def _png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", path

@@ -9,12 +9,8 @@ from __future__ import annotations
 
 from grader.inert import cut
 from grader.report.cohort_cases import COLOURS, bars, cases_section, esc
-from grader.report.similarity_report import (
-    anchor,
-    feedback_link,
-    similar_to,
-    similarity_section,
-)
+from grader.report.feedback import feedback_link
+from grader.report.similarity_report import anchor, similar_to, similarity_section
 from grader.results.cohort import NOT_GRADED, STATUSES, Entry, Summary
 from grader.results.similarity import Similarity
 

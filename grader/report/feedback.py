@@ -12,6 +12,7 @@ import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from grader.files import write_atomic
 from grader.inert import cut, inert
@@ -192,12 +193,24 @@ def to_html(blocks: list[Block]) -> str:
 FEEDBACK = "feedback"
 
 
+def file_name(entry_id: str) -> str:
+    """The feedback files' name, without its suffix: the id itself when it is a plain name (a submission's id
+    always is), else percent-encoded, so that no id can name a file outside feedback/."""
+    name = quote(entry_id, safe="")
+    return "%2E" + name[1:] if name.startswith(".") or not name else name
+
+
+def feedback_link(entry_id: str) -> str:
+    """Where an entry's feedback page is, from report.html."""
+    return f"{FEEDBACK}/{quote(file_name(entry_id), safe='')}.html"
+
+
 def write_feedback(out: Path, entries: list[Entry]) -> None:
     """feedback/ID.md and feedback/ID.html for every entry, each written whole (by renaming)."""
     for entry in entries:
         blocks = feedback(entry)
-        _write(out / FEEDBACK / f"{entry.id}.md", to_markdown(blocks))
-        _write(out / FEEDBACK / f"{entry.id}.html", to_html(blocks))
+        _write(out / FEEDBACK / f"{file_name(entry.id)}.md", to_markdown(blocks))
+        _write(out / FEEDBACK / f"{file_name(entry.id)}.html", to_html(blocks))
 
 
 def _write(path: Path, text: str) -> None:

@@ -55,11 +55,6 @@ def anchor(submission_id: str) -> str:
     return "entry-" + quote(submission_id, safe="")
 
 
-def feedback_link(submission_id: str) -> str:
-    """Where a submission's feedback page is, from report.html."""
-    return f"feedback/{quote(submission_id, safe='')}.html"
-
-
 def _name(submission_id: str) -> str:
     return f'<a href="#{_esc(anchor(submission_id))}">{_esc(submission_id)}</a>'
 
