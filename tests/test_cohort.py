@@ -102,7 +102,12 @@ def test_a_cohort_is_graded_into_a_gradebook(whole):
         "alice.py": "passed", "bob": "passed", "one_copy_short.py": "failed", "syntax.py": "error",
         "notes.txt": "not graded", "two": "not graded", "bundle.zip": "not graded", hostile: "failed"}
     assert list(found["alice.py"]) == ["submission", "score", "max_score", "examples", "hidden", "status",
-                                       "diagnosis", "reason"]
+                                       "diagnosis", "reason", "similar_to"]
+    # Two copies of one file are flagged alike, from the fingerprints each results file keeps; the rest are not.
+    assert (found["alice.py"]["similar_to"], found["bob"]["similar_to"]) == ("bob (100%)", "alice.py (100%)")
+    assert {row["similar_to"] for name, row in found.items() if name not in ("alice.py", "bob")} == {""}
+    assert (book / "similarity.csv").read_text().splitlines()[1] == "1,alice.py,bob,100%,8,yes,yes"
+    assert (book / "feedback/alice.py.md").is_file() and (book / "feedback/notes.txt.html").is_file()
     assert [found["alice.py"][key] for key in ("score", "max_score", "examples", "hidden")] == ["10", "10", "3.3333",
                                                                                                 "6.6667"]
     # The mistake fails the required case: 0 in total, whatever its examples earned; named by the diagnosis.
@@ -187,8 +192,8 @@ def test_the_report_page_escapes_learner_text_and_holds_the_plots(whole):
     assert "&lt;img src=x onerror=alert(1)&gt;.py" in page  # the hostile name, as text
     assert "ValueError: &lt;script&gt;alert(&#x27;graded&#x27;)&lt;/script&gt;\\x1b[31m" in page  # its message, inert
     assert "\x1b" not in page and "://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
-    assert page.count("<svg") == 3
-    for label in ("score histogram", "mistakes most often diagnosed", "pass rate of every case"):
+    assert page.count("<svg") == 1  # the histogram; the bars are table rows, their labels wrapped, never cut
+    for label in ("score histogram", "mistakes most often diagnosed", "scale examples: cases failed"):
         assert f'aria-label="{label}"' in page
     assert "Adds one copy too few: 1 of 5" in page  # a bar of the mistakes chart, with its count
     assert "scale-by-one-is-required [cpu]: 2/4 (50%)" in page  # the import error is left out of the rates

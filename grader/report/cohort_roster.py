@@ -20,13 +20,16 @@ def max_score(entries: list[Entry]) -> float | None:
     return max(maxima) if maxima else None
 
 
-def roster_csv(rows: list[Row], unmatched: list[Row], entries: list[Entry], policy: LatePolicy) -> str:
-    """The learners in roster order, then the entries no roster row names (in_roster "no"), every adjustment shown."""
+def roster_csv(rows: list[Row], unmatched: list[Row], entries: list[Entry], policy: LatePolicy,
+               similar_to: dict[str, str] | None = None) -> str:
+    """The learners in roster order, then the entries no roster row names (in_roster "no"), every adjustment shown;
+    with `similar_to` (grader/report/similarity_report.py), a last column naming the submissions flagged alike."""
     names = suites(entries)
     top = max_score(entries)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*COLUMNS, *names, *AFTER])
+    similar = ["similar_to"] if similar_to is not None else []
+    writer.writerow([*COLUMNS, *names, *AFTER, *similar])
     for row in rows + unmatched:
         learner, entry = row.learner, row.entry
         earned = entry.suite_scores() if entry and row.graded is not None else {}
@@ -41,7 +44,8 @@ def roster_csv(rows: list[Row], unmatched: list[Row], entries: list[Entry], poli
             f"{row.late} {policy.unit}{'s' * (row.late != 1)}" if row.late else "", row.excused or "",
             _number(row.penalty) if row.late else "", _number(row.extra_time) if row.extra_time != 1.0 else "",
             _cell(learner.override_reason if learner and learner.override is not None else ""),
-            _cell("; ".join(row.notes)), "yes" if learner else "no"])
+            _cell("; ".join(row.notes)), "yes" if learner else "no",
+            *([_cell(similar_to.get(entry.id, "") if entry else "")] if similar_to is not None else [])])
     return buffer.getvalue()
 
 

@@ -30,6 +30,16 @@ class Test:
     score: float
     diagnosis: str
     output: str
+    # What a learner's feedback file needs besides (function, the verdict's message, the mistake's why and help).
+    function: str = ""
+    message: str = ""
+    rationale: str = ""
+    help: str = ""
+    required: bool = False
+
+    @property
+    def hidden(self) -> bool:
+        return self.suite == "hidden"
 
     @property
     def ran(self) -> bool:
@@ -54,6 +64,8 @@ class Entry:
     settings: dict
     tests: list[Test] = field(default_factory=list)
     submitted_at: str = ""  # ISO time it was handed in (archive manifest or file time); "" unknown
+    sha256: str = ""                              # of the file graded; "" when none was read
+    fingerprints: tuple[int, ...] | None = None   # of its code, for the similarity report; None: not recorded
 
     def suite_scores(self) -> dict[str, float]:
         """Points earned per suite, before the rule that a failed required case makes the total 0."""
@@ -104,20 +116,35 @@ def read_entry(path: Path) -> Entry:
         data = json.loads(path.read_text(encoding="utf-8"))
         extra = data["extra_data"]
         about = extra["submission"]
-        tests = [Test(str(test["extra_data"]["case"]) + f" [{test['extra_data']['device']}]",
-                      str(test["extra_data"]["outcome"]), str(test["extra_data"]["suite"]), float(test["score"]),
-                      str((test["extra_data"].get("diagnosis") or {}).get("title", "")), str(test.get("output", "")))
-                 for test in data["tests"]]
+        tests = [_read_test(test) for test in data["tests"]]
         status = str(extra["status"])
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}")
         max_score = extra.get("max_score")
         return Entry(str(about["id"]), str(about["name"]), str(extra["exercise"]), status, float(data["score"]),
                      float(max_score) if max_score is not None else None, str(about.get("reason", "")),
-                     dict(about.get("settings") or {}), tests, str(about.get("submitted_at") or ""))
+                     dict(about.get("settings") or {}), tests, str(about.get("submitted_at") or ""),
+                     str(about.get("sha256", "")), _fingerprints(about.get("fingerprints")))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         detail = error.strerror if isinstance(error, OSError) else f"{type(error).__name__}: {error}"
         raise ValueError(f"{path}: not a results file of `grader grade` ({inert(str(detail))})") from None
+
+
+def _read_test(test: dict) -> Test:
+    extra = test["extra_data"]
+    diagnosis = extra.get("diagnosis") or {}
+    return Test(str(extra["case"]) + f" [{extra['device']}]", str(extra["outcome"]), str(extra["suite"]),
+                float(test["score"]), str(diagnosis.get("title", "")), str(test.get("output", "")),
+                str(extra.get("function", "")), str(extra.get("message", "")), str(diagnosis.get("rationale", "")),
+                str(diagnosis.get("help", "")), bool(extra.get("required", False)))
+
+
+def _fingerprints(value: object) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, int) for item in value):
+        raise ValueError("fingerprints: not a list of integers")
+    return tuple(value)
 
 
 def load_entries(out: Path, ids: set[str] | None = None) -> list[Entry]:

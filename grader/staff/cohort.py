@@ -32,6 +32,7 @@ from grader.results.cohort import (
 )
 from grader.staff import gradebook
 from grader.staff.archive import ArchiveError
+from grader.staff.fingerprints import fingerprints, given_code
 from grader.staff.intake import Submission, find_submissions, read_graded, submitted_at
 from grader.staff.pool import Job, grade_all
 from grader.staff.roster import ADJUSTMENTS_FILE, check_submissions
@@ -135,12 +136,15 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
             statuses.append(_record(out, exercise, submission, _own(settings, extra, submission), key, "",
                                     {"not_graded": reason}, listener))
         by_id = {job.id: (submission, sha, key) for submission, job, sha, key in todo}
+        # Kept in each results file, so that the similarity report needs nothing but the results files.
+        given = given_code([exercise.stub, exercise.starter])
+        prints = {job.id: fingerprints(job.data, given) for _, job, _, _ in todo}
         # Closed on the way out, whatever stops this loop: the grading processes are stopped with it.
         with contextlib.closing(grade_all(exercise, [job for _, job, _, _ in todo], jobs)) as finishing:
             for job_id, outcome in finishing:
                 submission, sha, key = by_id[job_id]
                 statuses.append(_record(out, exercise, submission, _own(settings, extra, submission), key, sha,
-                                        outcome, listener))
+                                        outcome, listener, prints[job_id]))
     finally:
         listener.close()
     # The gradebook is every results file here: grading some submissions updates their rows and keeps the rest.
@@ -225,7 +229,7 @@ def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], 
 
 
 def _record(out: Path, exercise: Exercise, submission: Submission, settings: dict, key: str, sha: str,
-            outcome: dict, listener: Listener) -> str:
+            outcome: dict, listener: Listener, prints: list[int] | None = None) -> str:
     """Write one submission's results file (graded or not), tell the listener; its status."""
     report = outcome.get("report")
     reason = "" if report else outcome.get("not_graded", "")
@@ -239,7 +243,8 @@ def _record(out: Path, exercise: Exercise, submission: Submission, settings: dic
     report["extra_data"]["submission"] = {
         "id": submission.id, "name": inert(submission.name), "sha256": sha, "key": key, "settings": settings,
         "submitted_at": submitted_at(submission) if sha else "",
-        "reason": inert(reason), **({"traceback": outcome["traceback"]} if outcome.get("traceback") else {})}
+        "reason": inert(reason), **({"traceback": outcome["traceback"]} if outcome.get("traceback") else {}),
+        **({"fingerprints": prints} if prints is not None else {})}
     gradebook.write_result(out, submission.id, report)
     status = report["extra_data"]["status"]
     listener.finished(Finished(submission.id, status, report["score"] if not reason else None,

@@ -13,6 +13,8 @@ from grader.files import write_atomic
 from grader.report.cohort_csv import grades_csv
 from grader.report.cohort_html import render_html
 from grader.report.cohort_roster import max_score, roster_csv, roster_section
+from grader.report.feedback import write_feedback
+from grader.report.similarity_report import similar_to, similarity_csv
 from grader.results.cohort import (
     RESULTS,
     Entry,
@@ -23,6 +25,7 @@ from grader.results.cohort import (
     summarize,
 )
 from grader.results.learners import LatePolicy, Learner, Row, build_rows, late_policy
+from grader.results.similarity import compare
 
 BOOK = "gradebook.json"  # the roster and late policy a gradebook is kept with, applied again on every run
 
@@ -79,8 +82,12 @@ def write_learners_gradebook(out: Path, entries: list[Entry], roster: Roster
     check_consistent(entries)
     summary = summarize(entries)
     rows, unmatched = build_rows(roster.learners, entries, roster.policy)
-    write_atomic(out / "grades.csv", roster_csv(rows, unmatched, entries, roster.policy))
-    write_atomic(out / "report.html", render_html(summary, entries, roster_section(rows, unmatched, roster.policy)))
+    similarity = compare(entries)
+    write_atomic(out / "grades.csv", roster_csv(rows, unmatched, entries, roster.policy, similar_to(similarity)))
+    write_atomic(out / "similarity.csv", similarity_csv(similarity))
+    write_feedback(out, entries)
+    write_atomic(out / "report.html", render_html(summary, entries, similarity,
+                                                  roster_section(rows, unmatched, roster.policy)))
     kept = {"roster": str(roster.path), "due": roster.due, "late_penalty": roster.rule}
     write_atomic(out / BOOK, json.dumps(kept, indent=2) + "\n")
     return summary, rows, unmatched
@@ -133,11 +140,14 @@ def read_key(path: Path) -> str:
 
 
 def write_gradebook(out: Path, entries: list[Entry]) -> Summary:
-    """grades.csv and report.html from `entries`, written atomically; the summary they show."""
+    """grades.csv, similarity.csv, report.html and feedback/ from `entries`, written atomically; the summary."""
     check_consistent(entries)
     summary = summarize(entries)
-    write_atomic(out / "grades.csv", grades_csv(entries))
-    write_atomic(out / "report.html", render_html(summary, entries))
+    similarity = compare(entries)
+    write_atomic(out / "grades.csv", grades_csv(entries, similar_to(similarity)))
+    write_atomic(out / "similarity.csv", similarity_csv(similarity))
+    write_feedback(out, entries)
+    write_atomic(out / "report.html", render_html(summary, entries, similarity))
     return summary
 
 
