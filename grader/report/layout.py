@@ -1,0 +1,59 @@
+"""Lines that fit: text wrapped at the console's width with hanging indents, code cut with a mark, nothing padded."""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Console
+from rich.text import Text
+
+from grader.inert import indented
+
+NARROWEST = 20  # columns of text a line keeps, however deep its indent: below that, words would fold letter by letter
+CUT_MARK = "…"  # ends a line of code cut at the width: code is never wrapped onto a line that is not its own
+
+
+def wrap_width(console: Console) -> int | None:
+    """The width lines are wrapped at: the terminal's, or COLUMNS where it is set (Rich reads it first, piped
+    too); None where neither says one (piped without COLUMNS): each text then stays one line, for grep and logs."""
+    if console.is_terminal or os.environ.get("COLUMNS", "").strip().isdigit():
+        return console.width
+    return None
+
+
+def say(console: Console, markup: str, first: str = "", rest: str = "  ") -> None:
+    """Print `markup` (its outside text already shown inert) with its first line after `first` and every later
+    line, its own or one made by wrapping, after `rest`: a hanging indent, so that none of it starts a line
+    where the grader's own lines start. Words are kept whole; only one longer than the line is folded."""
+    width = wrap_width(console)
+    if width is None:
+        console.print(first + indented(markup, rest))
+        return
+    for number, line in enumerate(Text.from_markup(markup, emoji=False).split("\n", allow_blank=True)):
+        lead = first if number == 0 else rest
+        for piece in _hanging(console, line, max(width - len(lead), NARROWEST), max(width - len(rest), NARROWEST)):
+            piece.rstrip()
+            console.print(Text.assemble(lead, piece))
+            lead = rest
+
+
+def _hanging(console: Console, line: Text, first: int, rest: int) -> list[Text]:
+    """`line` in pieces: the first at most `first` columns wide, every later one at most `rest`."""
+    pieces = line.wrap(console, first, overflow="fold") or [Text()]
+    if len(pieces) == 1 or first == rest:
+        return list(pieces)
+    taken = len(pieces[0].plain)
+    remainder = line[taken:]
+    remainder = remainder[len(remainder.plain) - len(remainder.plain.lstrip()):]
+    return [pieces[0], *(remainder.wrap(console, rest, overflow="fold") or [])]
+
+
+def code(console: Console, line: str, lead: str, style: str = "code") -> None:
+    """Print one line of code (plain text, not markup) after `lead`, whole where it fits, else cut at the width
+    with a mark: wrapped, a line of Python would read as two."""
+    text = Text(line, style=style)
+    width = wrap_width(console)
+    if width is not None and len(lead) + text.cell_len > width:
+        text.truncate(max(width - len(lead), NARROWEST), overflow="ellipsis")
+    text.rstrip()
+    console.print(Text.assemble(lead, text))
