@@ -18,9 +18,11 @@ from pathlib import Path
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
 from grader.files import read_regular
+from grader.grading.failure import timeout_detail
 from grader.sandbox.box import Program, Sandbox
 from grader.sandbox.machine import open_sandbox
 from grader.sandbox.policy import base_env, module_command
+from grader.sandbox.proctree import schedule_counted
 
 WORKER = "grader.sandboxed.worker"  # the entry point the worker runs
 TORCH_IMPORT_LIMIT = 180.0  # seconds of wall clock for the worker to import torch: not the learner's time
@@ -244,15 +246,12 @@ class WorkerClient:
                 continue
             used = sandbox.cpu_seconds() - cpu_start
             elapsed = time.monotonic() - started
-            if used > cpu_limit:
+            queued = sandbox.queued_seconds() - queued_start
+            if used > cpu_limit or elapsed - used - queued >= wall_limit or elapsed >= wall_limit * WALL_CAP:
                 sandbox.kill()
-                return RawResult("timed-out", detail=f"{cpu_limit:g} s of CPU time (your code was running: {used:.1f} s "
-                                                      f"of CPU in {elapsed:.1f} s)", cpu_seconds=used)
-            waited = elapsed - used - (sandbox.queued_seconds() - queued_start)
-            if waited >= wall_limit or elapsed >= wall_limit * WALL_CAP:
-                sandbox.kill()
-                return RawResult("timed-out", detail=f"{elapsed:.0f} s, {waited:.0f} of them waiting (a sleep, a lock "
-                                                      f"or a read), with {used:.1f} s of CPU used", cpu_seconds=used)
+                how, detail = timeout_detail(cpu_limit, used, elapsed, queued if schedule_counted() else None,
+                                             wall_limit)
+                return RawResult("timed-out", detail=detail, signal=how, cpu_seconds=used)
 
     def _ended(self, result: RawResult, what: str, ended: bool = False) -> RawResult:
         """The worker is gone, or is killed now: say how, from what the sandbox's init reported."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from rich.console import Console
+from rich.cells import chop_cells
 from rich.text import Text
 
 from grader.inert import indented
@@ -46,6 +47,15 @@ def _hanging(console: Console, line: Text, first: int, rest: int) -> list[Text]:
     remainder = line[taken:]
     remainder = remainder[len(remainder.plain) - len(remainder.plain.lstrip()):]
     return [pieces[0], *(remainder.wrap(console, rest, overflow="fold") or [])]
+
+
+def verbatim(console: Console, line: str, first: str, rest: str) -> None:
+    """Print one line of captured output (plain, inert text) after `first`, cut into pieces at the width rather
+    than at its spaces (it is what a program wrote, not prose), every later piece after `rest`."""
+    width = wrap_width(console)
+    pieces = [line] if width is None else chop_cells(line, max(width - max(len(first), len(rest)), NARROWEST))
+    for index, piece in enumerate(pieces or [""]):
+        console.print(Text.assemble(rest if index else first, Text(piece.rstrip())))
 
 
 def code(console: Console, line: str, lead: str, style: str = "code") -> None:

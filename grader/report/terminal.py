@@ -16,7 +16,7 @@ from rich.theme import Theme
 from grader.grading.budget import NOT_RUN
 from grader.inert import cut, inert, one_line, show
 from grader.report import summary
-from grader.report.layout import code, say
+from grader.report.layout import code, say, verbatim
 from grader.report.progress_bar import LiveProgress
 from grader.results import CaseResult, Outcome, Report
 
@@ -237,7 +237,7 @@ class TerminalRenderer:
         lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
         print_indented(self.console, f"[muted]{name}:[/]", first=first)
         for line in lines[:OUTPUT_LINES]:
-            print_indented(self.console, f"| {show(cut(line, OUTPUT_WIDTH))}")
+            verbatim(self.console, f"| {inert(cut(line, OUTPUT_WIDTH))}", INDENT, CONTINUED)
         if len(lines) > OUTPUT_LINES:
             self.console.print(f"        | [muted]... {len(lines) - OUTPUT_LINES} more lines[/]")
 
