@@ -24,7 +24,7 @@ from grader.errors import UsageError
 from grader.files import RefusedFile, read_regular
 from grader.inert import inert
 from grader.learner.state import LearnerState, StateError, snapshot
-from grader.report.markdown import print_markdown
+from grader.report.markdown import page_markdown, print_markdown
 from grader.report.terminal import show
 
 
@@ -45,9 +45,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     exercise = exercise_from_args(args)
     text = check_exists(exercise.statement, "the statement").read_text(encoding="utf-8")
-    print_markdown(console, text)
-    console.print(f"\n[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
-                  f"Next: grader run, grader hint, grader submit.[/]", soft_wrap=False)
+    page_markdown(console, text, after=[f"\n[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
+                                        f"Next: grader run, grader hint, grader submit.[/]"])
     return EXIT_OK
 
 
