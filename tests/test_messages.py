@@ -196,3 +196,55 @@ def test_run_at_60_columns_fits_and_times_the_whole_command(course: Path) -> Non
     assert any(line.startswith("        same error in ") for line in lines)
     seconds = float(next(line for line in lines if re.fullmatch(r"\d+\.\d s", line)).split()[0])
     assert seconds >= 0.6 * wall - 0.1, (seconds, wall)  # from the process's start, not from the first case
+
+
+def test_time_left_comes_from_measured_costs_and_moves_while_a_case_runs() -> None:
+    from grader.report.progress_bar import Pace
+
+    now = [0.0]
+    pace = Pace(clock=lambda: now[0])
+    pace.start({"examples": 3, "ring": 3})
+    assert pace.left() is None
+    for at in (5.0, 6.0, 7.0):  # the first result's time (worker start, import) is no case's cost
+        now[0] = at
+        pace.advance("examples")
+        assert pace.left() is None  # the ring has no case measured yet: no guess from the examples
+    now[0] = 17.0
+    pace.advance("ring")  # a ring case costs ten times an example
+    assert pace.left() == 20.0
+    now[0] = 21.0
+    assert pace.left() == 16.0  # falls while the next case runs, not frozen until it ends
+    now[0] = 37.0  # running longer than the first: the pace is slower than measured, and time left rises
+    assert pace.left() == 15.0
+    now[0] = 38.0
+    pace.advance("ring")
+    now[0] = 60.0
+    assert pace.left() is None  # the last case, past every measured cost: no number rather than a wrong one
+
+
+def test_the_bar_is_gone_when_the_command_is_interrupted() -> None:
+    from grader.report.progress_bar import LiveProgress
+
+    view = Console(file=io.StringIO(), force_terminal=True, width=80, theme=THEME)
+    with pytest.raises(KeyboardInterrupt):
+        with LiveProgress(view) as bar:
+            bar.start({"examples": 3})
+            bar.advance(CaseResult("a", "examples", "f", "cpu", Outcome.PASSED))
+            view.print("a line above the bar")
+            raise KeyboardInterrupt
+    out = view.file.getvalue()
+    assert "a line above the bar" in out and "\x1b[?25h" in out  # the cursor given back
+    # The bar's line is erased last: after the final carriage return, nothing but erasing and the cursor.
+    assert out.endswith("\r\x1b[1A\x1b[2K")  # the line up, the bar, erased last
+
+
+def test_the_bar_leaves_room_for_an_echoed_ctrl_c() -> None:
+    from grader.report.progress_bar import ECHO_ROOM, LiveProgress
+
+    view = Console(file=io.StringIO(), force_terminal=True, width=70, theme=THEME)
+    with LiveProgress(view) as bar:
+        bar.start({"examples": 3})
+        bar.advance(CaseResult("a", "examples", "f", "cpu", Outcome.PASSED))
+    drawn = [line for line in re.split(r"[\r\n]", ESCAPES.sub("", view.file.getvalue())) if line.strip()]
+    assert drawn and any("cases" in line for line in drawn)
+    assert max(len(line) for line in drawn) <= 70 - ECHO_ROOM
