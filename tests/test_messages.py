@@ -248,3 +248,33 @@ def test_the_bar_leaves_room_for_an_echoed_ctrl_c() -> None:
     drawn = [line for line in re.split(r"[\r\n]", ESCAPES.sub("", view.file.getvalue())) if line.strip()]
     assert drawn and any("cases" in line for line in drawn)
     assert max(len(line) for line in drawn) <= 70 - ECHO_ROOM
+
+
+def test_k_selects_the_distributed_suites_cases_too(course: Path, capsys) -> None:
+    from grader.cli import main
+    from grader.course.examples import select
+    from grader.course.exercise import find_exercise
+    from grader.errors import UsageError
+
+    exercise = find_exercise(course, None)
+    assert select(exercise, "ring2-even", ("ring", 2)) == {"ring2-even-split"}
+    with pytest.raises(UsageError, match="matches no example"):
+        select(exercise, "ring2-even")  # without --ring, the suite's cases are not among the examples
+    solution = REPO / "solutions" / "07-ring-attention" / "ring_attention.py"
+    code = main(["run", "--file", str(solution), "--ring", "2", "-k", "ring2-even", "--no-record", "--device", "cpu"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and lines[-1] == "1 passed, 0 failed", lines
+    assert any(line.startswith("PASS    ring2-even-split") for line in lines)
+
+
+def test_a_memory_failure_says_what_was_measured_beside_the_budget() -> None:
+    from grader.grading.rules import MIB, hidden_multiple, memory
+
+    checker = SimpleNamespace(memory_budget=lambda function, inputs: 87 * MIB, rule_reasons={})
+    broken = memory(["memory"], "ring_attention", None, 250 * MIB, {}, checker)
+    assert "held 250 MiB at once" in broken.message and "allows 87 MiB" in broken.message
+    # A hidden case: the budget and a coarse step of the measured peak, never the exact figure its code chose.
+    assert broken.hidden_message.startswith("held at least 2 times the 87 MiB this case allows, at once")
+    assert "250" not in broken.hidden_message
+    assert memory(["memory"], "ring_attention", None, 80 * MIB, {}, checker) is None
+    assert hidden_multiple(100, 90) == "more than" and hidden_multiple(2000, 90) == "at least 16 times"

@@ -87,7 +87,7 @@ def _graded(args: argparse.Namespace, console: Console, mode: str, started: floa
     from grader.sandbox.machine import containment
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
-    only = select(exercise, args.pattern) if getattr(args, "pattern", None) else None  # run -k
+    only = select(exercise, args.pattern, group) if getattr(args, "pattern", None) else None  # run -k
     with renderer.live():  # a progress bar on a terminal, gone before the summary
         report = grade(exercise, file, mode, args.device, on_result=renderer.case, on_start=renderer.start,
                        time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,

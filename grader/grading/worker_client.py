@@ -236,9 +236,10 @@ class WorkerClient:
                 return self._ended(RawResult("crashed"), _during(phase), ended=True)
             except wire.BadMessage as error:
                 return self._ended(RawResult("crashed"), _problem(error))
-            if not sandbox.memory_limited_by_kernel and sandbox.memory_bytes_now() > self.memory_limit:
+            if not sandbox.memory_limited_by_kernel and (now_bytes := sandbox.memory_bytes_now()) > self.memory_limit:
                 sandbox.kill()
-                return RawResult("out-of-memory", detail=f"used more than {self.memory_limit >> 20} MiB")
+                return RawResult("out-of-memory", detail=f"used {now_bytes >> 20} MiB, measured by the operating "
+                                                         f"system, over the {self.memory_limit >> 20} MiB limit")
             if phase == "torch":
                 if time.monotonic() - started >= wall_limit:
                     sandbox.kill()
