@@ -45,8 +45,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     exercise = exercise_from_args(args)
     text = check_exists(exercise.statement, "the statement").read_text(encoding="utf-8")
-    page_markdown(console, text, after=[f"\n[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
-                                        f"Next: grader run, grader hint, grader submit.[/]"])
+    page_markdown(console, text, after=["", f"[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
+                                            f"Next: grader run, grader hint, grader submit.[/]"])
     return EXIT_OK
 
 

@@ -1,8 +1,10 @@
-"""Lines that fit: text wrapped at the console's width with hanging indents, code cut with a mark, nothing padded."""
+"""Lines that fit the width: prose wrapped with hanging indents, code cut with a mark, frames as `path:line`."""
 
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 from rich.console import Console
 from rich.cells import chop_cells
@@ -67,3 +69,17 @@ def code(console: Console, line: str, lead: str, style: str = "code") -> None:
         text.truncate(max(width - len(lead), NARROWEST), overflow="ellipsis")
     text.rstrip()
     console.print(Text.assemble(lead, text))
+
+
+# A frame of the learner's traceback as the worker writes it, naming the file only (its folder is the sandbox's).
+FRAME = re.compile(r'(\s*)File "([^"\n]*)", line (\d+), in (.*)')
+
+
+def frame_line(line: str, file: str) -> str | None:
+    """'  exercises/07-ring-attention/ring_attention.py:16 in merge', a `path:line` an editor opens, for a frame
+    in the graded file (`file`, as the report names it); None for any other line."""
+    found = FRAME.fullmatch(line)
+    if found is None or not file or found.group(2) != Path(file).name:
+        return None
+    indent, _, number, function = found.groups()
+    return f"{indent}{file}:{number} in {function}"

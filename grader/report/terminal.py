@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
-from pathlib import Path
 from typing import Callable
 
 from rich.console import Console
@@ -16,7 +14,7 @@ from rich.theme import Theme
 from grader.grading.budget import NOT_RUN
 from grader.inert import cut, inert, one_line, show
 from grader.report import summary
-from grader.report.layout import code, say, verbatim
+from grader.report.layout import code, frame_line, say, verbatim
 from grader.report.progress_bar import LiveProgress
 from grader.results import CaseResult, Outcome, Report
 
@@ -51,20 +49,6 @@ def print_indented(console: Console, markup: str, first: str = INDENT) -> None:
     """Print `markup` (its learner text already shown inert) so that none of it starts a line of its own: its
     first line after `first`, every later line, its own or the rest of one wrapped at the width, at CONTINUED."""
     say(console, markup, first, CONTINUED)
-
-
-# A frame of the learner's traceback as the worker writes it, naming the file only (its folder is the sandbox's).
-FRAME = re.compile(r'(\s*)File "([^"\n]*)", line (\d+), in (.*)')
-
-
-def frame_line(line: str, file: str) -> str | None:
-    """'  exercises/07-ring-attention/ring_attention.py:16 in merge', a `path:line` an editor opens, for a frame
-    in the graded file (`file`, as the report names it); None for any other line."""
-    found = FRAME.fullmatch(line)
-    if found is None or not file or found.group(2) != Path(file).name:
-        return None
-    indent, _, number, function = found.groups()
-    return f"{indent}{file}:{number} in {function}"
 
 
 class TerminalRenderer:
