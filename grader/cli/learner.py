@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from grader.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
-from grader.cli.common import exercise_from_args, learner_state
+from grader.cli.common import exercise_from_args, learner_state, process_started
 from grader.course.exercise import (
     Exercise,
     check_exists,
@@ -23,7 +24,7 @@ from grader.errors import UsageError
 from grader.files import RefusedFile, read_regular
 from grader.inert import inert
 from grader.learner.state import LearnerState, StateError, snapshot
-from grader.report.markdown import print_markdown
+from grader.report.markdown import page_markdown, print_markdown
 from grader.report.terminal import show
 
 
@@ -44,9 +45,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     exercise = exercise_from_args(args)
     text = check_exists(exercise.statement, "the statement").read_text(encoding="utf-8")
-    print_markdown(console, text)
-    console.print(f"\n[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
-                  f"Next: grader run, grader hint, grader submit.[/]", soft_wrap=False)
+    page_markdown(console, text, after=["", f"[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
+                                            f"Next: grader run, grader hint, grader submit.[/]"])
     return EXIT_OK
 
 
@@ -62,10 +62,11 @@ def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader.sandbox import zygote
 
     with zygote.held():  # started first: it imports torch on another core while this process imports it too
-        return _graded(args, console, mode)
+        return _graded(args, console, mode, process_started())
 
 
-def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
+def _graded(args: argparse.Namespace, console: Console, mode: str, started: float | None = None) -> int:
+    """Grade and show it; `started`: when the command began, for its duration (a watch's run: now)."""
     from grader.course.examples import select
     from grader.grading.pipeline import grade
     from grader.report.gradescope_json import report_to_json, write_json
@@ -81,11 +82,12 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     # What is kept with a submission is what was graded: read now, before the learner can save again.
     source = snapshot(file) if mode == "submit" and not args.no_record else None
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)),
-                                verbose=getattr(args, "verbose", False))
+                                verbose=getattr(args, "verbose", False),
+                                started=time.monotonic() if started is None else started)
     from grader.sandbox.machine import containment
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
-    only = select(exercise, args.pattern) if getattr(args, "pattern", None) else None  # run -k
+    only = select(exercise, args.pattern, group) if getattr(args, "pattern", None) else None  # run -k
     with renderer.live():  # a progress bar on a terminal, gone before the summary
         report = grade(exercise, file, mode, args.device, on_result=renderer.case, on_start=renderer.start,
                        time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,

@@ -34,13 +34,25 @@ def matches(name: str, pattern: str) -> bool:
     return pattern in name
 
 
-def select(exercise: Exercise, pattern: str) -> set[str]:
-    """The names of the examples `pattern` matches; none is a usage error listing the examples."""
+def select(exercise: Exercise, pattern: str, group: tuple[str, int] | None = None) -> set[str]:
+    """The names of the examples `pattern` matches, and with `group` (`--ring 4`: an option and a world size) of
+    that distributed suite's cases too; none is a usage error listing them."""
     cases = visible(exercise)
+    if group is not None:
+        cases += _suite_cases(exercise, *group)
     chosen = {case.name for case in cases if matches(case.name, pattern)}
     if not chosen:
         raise UsageError(f"-k {pattern!r} matches no example of {exercise.name}; its examples: {_names(cases)}")
     return chosen
+
+
+def _suite_cases(exercise: Exercise, option: str, world: int) -> list[Case]:
+    """The cases `--ranks N` (the first suite) or `--OPTION N` runs; none where there is no such suite or size
+    (grading says so, with the sizes there are)."""
+    checker = examples_checker(exercise)
+    suites = checker.suites() if hasattr(checker, "suites") else {}  # a learner bundle may hold no suite
+    suite = next(iter(suites.values()), None) if option == "ranks" else suites.get(option)
+    return suite.cases(world) if suite is not None else []
 
 
 def find(exercise: Exercise, name: str, checker: Checker | None = None) -> Case:

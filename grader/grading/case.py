@@ -9,7 +9,7 @@ from dataclasses import asdict
 from types import ModuleType
 from typing import Any, Callable
 
-from grader.channel import shared_inputs
+from grader.channel import noise, shared_inputs
 from grader.course import trust
 from grader.course.blame import charged_to_course, course_frame, where
 from grader.course.cases import Case
@@ -142,7 +142,8 @@ class Judge:
                             cpu_seconds=raw.cpu_seconds, points=case.points,
                             visibility=case.visibility, required=case.required)
         if not case.hidden:
-            result.stdout, result.stderr = inert(raw.stdout), inert(raw.stderr)
+            result.stdout = inert(raw.stdout)
+            result.stderr, result.platform_output = noise.split_platform(inert(raw.stderr))
         try:
             self._judge(case, inputs, expected, baseline, raw, result, modified, device, lines)
             if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.diagnose and self.exercise.mistakes.is_dir():

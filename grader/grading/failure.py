@@ -52,8 +52,8 @@ def describe(case: Any, raw: Any, result: Any, lines: int, limit: float, memory_
                           f"tensors kept alive in a list, or a loop that allocates without end")
     elif raw.kind == "timed-out":
         result.outcome = Outcome.TIMED_OUT
-        result.message = (f"did not finish within the {limit:g} s limit ({raw.detail}; look for a loop that "
-                          f"never ends)")
+        hint = TIMEOUT_HINTS.get(raw.signal, TIMEOUT_HINTS[""])
+        result.message = f"did not finish within the {limit:g} s limit ({raw.detail}; {hint})"
     else:
         result.outcome = Outcome.CRASHED
         detail = raw.detail or "the worker process ended"
@@ -65,6 +65,35 @@ def describe(case: Any, raw: Any, result: Any, lines: int, limit: float, memory_
         result.message += CRASH_HINTS.get(raw.signal.split(" ")[0], "")
     if not case.hidden and reply is not None:
         result.traceback = inert(reply.traceback)
+
+
+# What to look for, by what stopped the case (RawResult.signal of a timeout, from timeout_detail).
+TIMEOUT_HINTS = {"": "look for a loop that never ends", "running": "look for a loop that never ends",
+                 "waiting": "look for a sleep, a lock or a read that never returns",
+                 "unclear": "look for a loop that never ends, or a sleep, a lock or a read",
+                 "busy": "look for a loop that never ends, or run it again on a quieter machine"}
+
+
+def timeout_detail(cpu_limit: float, used: float, elapsed: float, queued: float | None,
+                   wait_limit: float) -> tuple[str, str]:
+    """Why a case was stopped, from what the kernel measured: which of TIMEOUT_HINTS, and the words.
+
+    `used`: CPU seconds its processes used; `elapsed`: wall-clock seconds; `queued`: seconds they were ready to
+    run but waited for a core (a busy machine's doing), None where the kernel keeps no such count. Over its CPU
+    time, it was running; else it waited (neither running nor queued) `wait_limit` seconds, or a busy machine
+    kept it from a core until the most wall-clock time any case is given ran out."""
+    if used > cpu_limit:
+        return "running", (f"your code was running: it used {used:.1f} s of CPU, over its {cpu_limit:g} s, in "
+                           f"{elapsed:.1f} s of wall-clock time")
+    if queued is None:
+        return "unclear", (f"{elapsed:.0f} s of wall-clock time with {used:.1f} s of CPU used; this machine does not "
+                           f"say how long your code waited for a core, so waiting and a busy machine look alike")
+    waited = max(elapsed - used - queued, 0.0)
+    if waited >= wait_limit:
+        return "waiting", (f"your code was waiting: {waited:.0f} s of {elapsed:.0f} s of wall-clock time neither "
+                           f"running nor queued for a core, with {used:.1f} s of CPU used")
+    return "busy", (f"the machine was busy: in {elapsed:.0f} s of wall-clock time, the most a case is given, your "
+                    f"code got {used:.1f} s of CPU and spent {queued:.0f} s queued for a core")
 
 
 def load_error(name: str, loaded: Any, time_limit: float) -> str:

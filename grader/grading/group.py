@@ -133,8 +133,9 @@ def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, u
         for rank in ranks:
             _stop(rank)
         sandbox.close()
-    result.stdout = _joined(ranks, "stdout")
-    result.stderr = _joined(ranks, "stderr")
+    result.stdout, platform_out = _joined(ranks, "stdout")
+    result.stderr, platform_err = _joined(ranks, "stderr")
+    result.platform_output = platform_out + platform_err
     from grader.grading.group_verdict import judge
 
     judge(ranks, inputs, limit, exercise, result, traffic)
@@ -327,12 +328,16 @@ def _stop(rank: Rank) -> None:
             pass
 
 
-def _joined(ranks: list[Rank], stream: str) -> str:
-    """Every rank's output, each line marked with the rank that printed it."""
+def _joined(ranks: list[Rank], stream: str) -> tuple[str, str]:
+    """Every rank's output, each line marked with the rank that printed it: the learner's code's, and what torch
+    printed on its own about the sandbox (grader/channel/noise.py)."""
+    from grader.channel.noise import split_platform
     from grader.inert import inert
 
-    parts = []
+    own: list[str] = []
+    platform: list[str] = []
     for rank in ranks:
-        text = inert(getattr(rank, stream).take(0.5))
-        parts += [f"[rank {rank.number}] {line}" for line in text.splitlines()]
-    return "\n".join(parts) + ("\n" if parts else "")
+        learner, torch_own = split_platform(inert(getattr(rank, stream).take(0.5)))
+        own += [f"[rank {rank.number}] {line}" for line in learner.splitlines()]
+        platform += [f"[rank {rank.number}] {line}" for line in torch_own.splitlines()]
+    return tuple("\n".join(lines) + ("\n" if lines else "") for lines in (own, platform))

@@ -36,6 +36,7 @@ from grader.grading.case import MEMORY_AUDIT, Judge
 from grader.grading.group import choose_suite
 from grader.grading.warm_up import warm_up_cases
 from grader.grading.worker_client import WorkerClient
+from grader.inert import inert
 from grader.results import CaseResult, Outcome, Report
 
 DEVICES = ("cpu", "cuda", "all")
@@ -269,6 +270,7 @@ def _run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, r
                 phases: list[list[tuple[Case, str]]], expected: list[tuple[str, str]], budget: Budget) -> None:
     """Each phase in its own worker; every result handed to `on_result` in report order as soon as it is."""
     done: dict[tuple[str, str], CaseResult] = {}
+    imported = False
     for phase, runs in enumerate(phases):
         if phase and worker.alive:
             # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
@@ -285,6 +287,10 @@ def _run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, r
                 return
             if loaded is not None and loaded.kind != "ready":
                 report.load_error = judge.load_error(loaded)
+            if loaded is not None and phase == 0 and not case.hidden and not imported:
+                # What the file printed at import, from the examples' worker only: a hidden phase shows nothing.
+                imported = True
+                report.import_stdout, report.import_stderr = inert(loaded.stdout), inert(loaded.stderr)
             if report.load_error:
                 result = CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR,
                                     report.load_error.splitlines()[0], points=case.points,

@@ -18,9 +18,11 @@ from pathlib import Path
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
 from grader.files import read_regular
+from grader.grading.failure import timeout_detail
 from grader.sandbox.box import Program, Sandbox
 from grader.sandbox.machine import open_sandbox
 from grader.sandbox.policy import base_env, module_command
+from grader.sandbox.proctree import schedule_counted
 
 WORKER = "grader.sandboxed.worker"  # the entry point the worker runs
 TORCH_IMPORT_LIMIT = 180.0  # seconds of wall clock for the worker to import torch: not the learner's time
@@ -234,9 +236,10 @@ class WorkerClient:
                 return self._ended(RawResult("crashed"), _during(phase), ended=True)
             except wire.BadMessage as error:
                 return self._ended(RawResult("crashed"), _problem(error))
-            if not sandbox.memory_limited_by_kernel and sandbox.memory_bytes_now() > self.memory_limit:
+            if not sandbox.memory_limited_by_kernel and (now_bytes := sandbox.memory_bytes_now()) > self.memory_limit:
                 sandbox.kill()
-                return RawResult("out-of-memory", detail=f"used more than {self.memory_limit >> 20} MiB")
+                return RawResult("out-of-memory", detail=f"used {now_bytes >> 20} MiB, measured by the operating "
+                                                         f"system, over the {self.memory_limit >> 20} MiB limit")
             if phase == "torch":
                 if time.monotonic() - started >= wall_limit:
                     sandbox.kill()
@@ -244,15 +247,12 @@ class WorkerClient:
                 continue
             used = sandbox.cpu_seconds() - cpu_start
             elapsed = time.monotonic() - started
-            if used > cpu_limit:
+            queued = sandbox.queued_seconds() - queued_start
+            if used > cpu_limit or elapsed - used - queued >= wall_limit or elapsed >= wall_limit * WALL_CAP:
                 sandbox.kill()
-                return RawResult("timed-out", detail=f"{cpu_limit:g} s of CPU time (your code was running: {used:.1f} s "
-                                                      f"of CPU in {elapsed:.1f} s)", cpu_seconds=used)
-            waited = elapsed - used - (sandbox.queued_seconds() - queued_start)
-            if waited >= wall_limit or elapsed >= wall_limit * WALL_CAP:
-                sandbox.kill()
-                return RawResult("timed-out", detail=f"{elapsed:.0f} s, {waited:.0f} of them waiting (a sleep, a lock "
-                                                      f"or a read), with {used:.1f} s of CPU used", cpu_seconds=used)
+                how, detail = timeout_detail(cpu_limit, used, elapsed, queued if schedule_counted() else None,
+                                             wall_limit)
+                return RawResult("timed-out", detail=detail, signal=how, cpu_seconds=used)
 
     def _ended(self, result: RawResult, what: str, ended: bool = False) -> RawResult:
         """The worker is gone, or is killed now: say how, from what the sandbox's init reported."""

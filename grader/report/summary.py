@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from grader.inert import show
+from grader.report.layout import say
 from grader.results import CaseResult, Outcome, Report
 
 NAMES_SHOWN = 8  # case names listed under one mistake before "and N more"
@@ -30,7 +31,7 @@ def suite_counts(console: Console, report: Report) -> None:
         for outcome in (Outcome.NOT_ATTEMPTED, Outcome.SKIPPED):
             if _count(results, outcome):
                 line += f", {_count(results, outcome)} {outcome.value}"
-        console.print(line)
+        say(console, line)
 
 
 def likely_mistakes(console: Console, report: Report) -> None:
@@ -47,8 +48,8 @@ def likely_mistakes(console: Console, report: Report) -> None:
         shown = list(dict.fromkeys(r.name for r in results if not r.hidden))
         hidden = len({r.name for r in results if r.hidden})
         if not shown:
-            console.print(f"[diagnosis]Hidden cases suggest: {show(diagnosis.title)}[/] ({_cases(hidden, 'hidden ')}). "
-                          f"Stuck? [code]grader hint[/] opens one hint at a time.")
+            say(console, f"[diagnosis]Hidden cases suggest: {show(diagnosis.title)}[/] ({_cases(hidden, 'hidden ')}). "
+                         f"Stuck? [code]grader hint[/] opens one hint at a time.")
             continue
         names = ", ".join(map(show, shown[:NAMES_SHOWN]))
         more = len(shown) - NAMES_SHOWN
@@ -56,10 +57,9 @@ def likely_mistakes(console: Console, report: Report) -> None:
             names += f" and {_cases(more, '')} more"
         if hidden:
             names += f"; and {_cases(hidden, 'hidden ')}"
-        console.print(f"[diagnosis]Likely mistake: {show(diagnosis.title)}[/]")
-        console.print(f"  explains: {names}")
-        console.print(f"  why: {show(diagnosis.rationale)}")
-        console.print(f"  help: {show(diagnosis.help)}")
+        say(console, f"[diagnosis]Likely mistake: {show(diagnosis.title)}[/]")
+        for label, text in (("explains", names), ("why", show(diagnosis.rationale)), ("help", show(diagnosis.help))):
+            say(console, f"{label}: {text}", first="  ", rest="    ")
 
 
 def fix_first(console: Console, report: Report) -> None:
@@ -69,9 +69,9 @@ def fix_first(console: Console, report: Report) -> None:
     for function in dict.fromkeys(r.function for r in failed):
         before = [used for used in report.uses.get(function, ()) if used in functions]
         if before:
-            console.print(f"[follows]Fix {_names(before)} first:[/] {show(function)} calls "
-                          f"{'them' if len(before) > 1 else 'it'}, so its failures may follow from "
-                          f"{'theirs' if len(before) > 1 else 'that one'}.")
+            say(console, f"[follows]Fix {_names(before)} first:[/] {show(function)} calls "
+                         f"{'them' if len(before) > 1 else 'it'}, so its failures may follow from "
+                         f"{'theirs' if len(before) > 1 else 'that one'}.")
 
 
 def follows_note(result: CaseResult, failed_above: set[str], uses: dict[str, tuple[str, ...]],
@@ -92,8 +92,8 @@ def not_attempted(console: Console, report: Report) -> None:
     """The functions still left as stubs, when some of the file is written and some is not."""
     functions = list(dict.fromkeys(r.function for r in report.results if r.outcome is Outcome.NOT_ATTEMPTED))
     if functions and not report.all_not_attempted:
-        console.print(f"[not attempted]Not attempted yet:[/] {_names(functions)} "
-                      f"({'they raise' if len(functions) > 1 else 'it raises'} NotImplementedError).")
+        say(console, f"[not attempted]Not attempted yet:[/] {_names(functions)} "
+                     f"({'they raise' if len(functions) > 1 else 'it raises'} NotImplementedError).")
 
 
 def verdict(report: Report) -> str:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Callable
 
 from rich.console import Console
 from rich.markup import escape
-from rich.text import Text
 from rich.theme import Theme
 
 from grader.grading.budget import NOT_RUN
-from grader.inert import cut, indented, inert, one_line, show
+from grader.inert import cut, inert, one_line, show
 from grader.report import summary
+from grader.report.layout import code, frame_line, say, verbatim
 from grader.report.progress_bar import LiveProgress
 from grader.results import CaseResult, Outcome, Report
 
@@ -46,33 +47,35 @@ def make_console(file=None, width: int | None = None) -> Console:
 
 def print_indented(console: Console, markup: str, first: str = INDENT) -> None:
     """Print `markup` (its learner text already shown inert) so that none of it starts a line of its own: its
-    first line after `first`, every later line at CONTINUED, and on a terminal, which would wrap a long line
-    at column 0, each line wrapped here to the terminal's width, the rest at CONTINUED too."""
-    if not console.is_terminal:  # piped: nothing wraps it
-        console.print(first + indented(markup, CONTINUED))
-        return
-    width = max(console.width - len(CONTINUED), 20)
-    for number, line in enumerate(Text.from_markup(markup, emoji=False).split("\n", allow_blank=True)):
-        for index, piece in enumerate(line.wrap(console, width, overflow="fold") or [Text()]):
-            console.print(Text.assemble(first if number == index == 0 else CONTINUED, piece))
+    first line after `first`, every later line, its own or the rest of one wrapped at the width, at CONTINUED."""
+    say(console, markup, first, CONTINUED)
 
 
 class TerminalRenderer:
     """Prints results as they arrive, then the summary and the closing count line.
 
-    Every failure is printed in full. Passing, skipped and not attempted cases get a line each in a
-    run (a few examples) and with `verbose`; a submission, hundreds of cases, only counts them per suite.
+    Every failure is printed in full, once: a case that fails with the same error as the one printed just
+    before it is named on one line under it instead ("same error in 4 more cases: ..."). Passing, skipped and
+    not attempted cases get a line each in a run (a few examples) and with `verbose`, which also prints every
+    failure in full and what torch printed on its own; a submission, hundreds of cases, only counts them per suite.
+    `started`: when the command began (time.monotonic()), for the closing duration; else the grading's own.
     """
 
-    def __init__(self, console: Console, stub_hint: str = "", verbose: bool = False) -> None:
+    def __init__(self, console: Console, stub_hint: str = "", verbose: bool = False,
+                 started: float | None = None) -> None:
         self.console = console
         self.stub_hint = stub_hint
         self.verbose = verbose
+        self.started = started
         self._header = ""
+        self._file = ""
         self._containment: str | Callable[[], str] = ""
         self._every_case = True
         self._uses: dict[str, tuple[str, ...]] = {}
+        self._report: Report | None = None
         self._failed: set[str] = set()  # functions with a failure printed so far
+        self._errors: dict[tuple, str] = {}  # each error printed in full, and the case it was printed for
+        self._folding: tuple[tuple, list[str]] | None = None  # the error printed last, and the cases since with it
         self._live = LiveProgress(console)
 
     def live(self) -> LiveProgress:
@@ -83,6 +86,8 @@ class TerminalRenderer:
         """Before the first case: the header (above the bar), what is planned and which functions call which."""
         self._print_header()
         self._uses = dict(report.uses)
+        self._report = report
+        self._file = report.file or self._file
         self._live.start(report.planned)
 
     def header(self, exercise: str, mode: str, file: str, containment: str | Callable[[], str] = "") -> None:
@@ -92,14 +97,15 @@ class TerminalRenderer:
         self._every_case = self.verbose or mode != "submit"
         what = "examples" if mode == "run" else "every test, hidden ones included"
         self._header = f"[heading]{show(one_line(exercise))}[/]: {show(one_line(file))} on {what}"
+        self._file = self._file or file
         self._containment = containment
 
     def _print_header(self) -> None:
         if self._header:
             containment = self._containment() if callable(self._containment) else self._containment
-            print_indented(self.console, self._header, first="")
+            say(self.console, self._header)
             if containment:
-                self.console.print(f"[muted]{show(containment)}[/]")
+                say(self.console, f"[muted]{show(containment)}[/]")
             self._header = ""
 
     def case(self, result: CaseResult) -> None:
@@ -112,6 +118,13 @@ class TerminalRenderer:
         if (quiet or NOT_RUN in result.extra) and not self._every_case:
             return
         self._print_header()
+        note = "" if quiet else summary.follows_note(result, self._failed, self._uses, short=result.hidden)
+        error = None if quiet or self.verbose else _error_key(result, note)
+        if error is not None and self._folding is not None and self._folding[0] == error:
+            self._folding[1].append(result.name)  # said in one line once the run of them ends
+            return
+        self._fold_done()
+        self._import_output()
         style = result.outcome.value
         where = f"{result.function}, {result.device}" + (", hidden" if result.hidden else "")
         print_indented(self.console, f"[{style}]{LABELS[result.outcome]:<7}[/] {show(one_line(result.name))} "
@@ -120,8 +133,17 @@ class TerminalRenderer:
             self._table(result.extra["table"])
         if quiet:
             return
-        note = summary.follows_note(result, self._failed, self._uses, short=result.hidden)
         self._failed.add(result.function)
+        if error in self._errors:  # printed in full further up, with other cases between
+            print_indented(self.console, f"[muted]same error as {show(one_line(self._errors[error]))} above[/]")
+            return
+        if error is not None:
+            self._errors[error] = result.name
+            self._folding = (error, [])
+        self._failure(result, note)
+
+    def _failure(self, result: CaseResult, note: str) -> None:
+        """Everything a failing case has to show: its message, what it checks, its inputs, traceback and output."""
         if result.hidden:
             line = " ".join(part for part in (show(result.message), note) if part)
             if line:
@@ -134,12 +156,51 @@ class TerminalRenderer:
                 print_indented(self.console, text)
         # A diagnosis is named once, after the cases, with every case it explains (render_summary).
         if result.traceback:
-            self.console.print("        [muted]your code's traceback:[/]")
-            for line in inert(result.traceback).splitlines():  # every line the learner's, the exception's too
-                print_indented(self.console, f"[code]{escape(line)}[/]", first=CONTINUED)
-        for name, text in (("printed", result.stdout), ("printed to stderr", result.stderr)):
+            self._traceback(result.traceback)
+        for name, text in (("your code printed", result.stdout), ("your code printed to stderr", result.stderr)):
             if text.strip():
                 self._output(name, text)
+        if self.verbose and result.platform_output.strip():
+            self._output("torch printed on its own (about the sandbox, not your code)", result.platform_output)
+
+    def _traceback(self, traceback: str) -> None:
+        """The learner's traceback: its frames as `path:line` an editor opens, its code lines cut, never wrapped."""
+        self.console.print("        [muted]your code's traceback:[/]")
+        lines = inert(traceback).splitlines()  # every line the learner's, the exception's too
+        for number, line in enumerate(lines):
+            frame = frame_line(line, self._file)
+            if frame is not None:
+                say(self.console, f"[code]{escape(frame)}[/]", first=CONTINUED, rest=CONTINUED + "    ")
+            elif number == len(lines) - 1 or not line.startswith("    "):
+                print_indented(self.console, f"[code]{escape(line)}[/]", first=CONTINUED)  # the exception: text
+            else:
+                code(self.console, line, CONTINUED)
+
+    def _fold_done(self) -> None:
+        """Name in one line the cases that failed with the error printed just before them, if any did."""
+        if self._folding is not None and self._folding[1]:
+            names = self._folding[1]
+            shown = ", ".join(show(one_line(name)) for name in names[:summary.NAMES_SHOWN])
+            more = f" and {len(names) - summary.NAMES_SHOWN} more" if len(names) > summary.NAMES_SHOWN else ""
+            print_indented(self.console, f"[muted]same error in {len(names)} more case{'s' * (len(names) != 1)}: "
+                                         f"{shown}{more}[/]")
+        self._folding = None
+
+    def _import_output(self) -> None:
+        """What the learner's file printed while it was imported, once: in full with `verbose`, else counted."""
+        report = self._report
+        if report is None or not (report.import_stdout.strip() or report.import_stderr.strip()):
+            return
+        if self.verbose:
+            for name, text in (("your file printed when imported", report.import_stdout),
+                               ("your file printed to stderr when imported", report.import_stderr)):
+                if text.strip():
+                    self._output(name, text, first="")
+        else:
+            count = len((report.import_stdout + report.import_stderr).splitlines())
+            say(self.console, f"[muted]Your file printed {count} line{'s' * (count != 1)} when imported "
+                              f"(--verbose shows {'them' if count != 1 else 'it'}).[/]")
+        report.import_stdout = report.import_stderr = ""
 
     def _table(self, table: dict) -> None:
         """A group case's table (per rank of a ring: what it held, sent and received, time per step)."""
@@ -154,34 +215,38 @@ class TerminalRenderer:
             shown.add_row(*(show(str(cell)) for cell in row))
         self.console.print(Padding(shown, (0, 0, 0, 8), expand=False))
 
-    def _output(self, name: str, text: str) -> None:
+    def _output(self, name: str, text: str, first: str = INDENT) -> None:
         # Split at newlines only: a carriage return or form feed is the learner's character, shown
         # escaped on its line, not a line break of ours (a CR-LF pair still ends a line).
         lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
-        self.console.print(f"        [muted]your code {name}:[/]")
+        print_indented(self.console, f"[muted]{name}:[/]", first=first)
         for line in lines[:OUTPUT_LINES]:
-            print_indented(self.console, f"| {show(cut(line, OUTPUT_WIDTH))}")
+            verbatim(self.console, f"| {inert(cut(line, OUTPUT_WIDTH))}", INDENT, CONTINUED)
         if len(lines) > OUTPUT_LINES:
             self.console.print(f"        | [muted]... {len(lines) - OUTPUT_LINES} more lines[/]")
 
     def finish(self, report: Report) -> None:
         self._print_header()
+        self._fold_done()
+        self._report = self._report or report
+        self._import_output()
         console = self.console
         for note in report.notes:
-            console.print(f"[muted]{show(note)}[/]")
+            say(console, f"[muted]{show(note)}[/]")
         if report.integrity_error or report.not_graded:
-            console.print(f"[error]Not graded:[/] {show(report.integrity_error or report.not_graded)}")
+            say(console, f"[error]Not graded:[/] {show(report.integrity_error or report.not_graded)}")
         elif report.load_error:
             self._load_error(report)
         elif not report.ran:
-            console.print("[error]Nothing ran:[/] no case could run on this machine, so nothing was checked.")
+            say(console, "[error]Nothing ran:[/] no case could run on this machine, so nothing was checked.")
         elif report.all_not_attempted:
-            console.print(f"[not attempted]Not attempted yet.[/] Write the functions in "
-                          f"[code]{show(self.stub_hint or report.file)}[/], then run this again. "
-                          f"Stuck? [code]grader hint[/] opens one hint at a time.")
+            say(console, f"[not attempted]Not attempted yet.[/] Write the functions in "
+                         f"[code]{show(self.stub_hint or report.file)}[/], then run this again. "
+                         f"Stuck? [code]grader hint[/] opens one hint at a time.")
         else:
             self._summary(report)
-        console.print(f"[muted]{report.seconds:.1f} s[/]")
+        seconds = report.seconds if self.started is None else max(time.monotonic() - self.started, report.seconds)
+        console.print(f"[muted]{seconds:.1f} s[/]")
         # The last line stays plain so that scripts and CI can read it.
         console.print(report.summary_line(), style=None, markup=False)
 
@@ -190,9 +255,10 @@ class TerminalRenderer:
         unrun = sum(result.load_failed for result in report.results)
         total = len(report.results)
         which = f"none of its {total} cases ran" if unrun == total else f"{unrun} of its {total} cases did not run"
-        self.console.print(f"[error]Your file could not be imported[/]{f', so {which}' if unrun else ''}:")
+        say(self.console, f"[error]Your file could not be imported[/]{f', so {which}' if unrun else ''}:")
         for line in inert(report.load_error).splitlines():
-            print_indented(self.console, escape(line), first="  ")
+            frame = frame_line(line, self._file or report.file)
+            say(self.console, escape(frame if frame is not None else line), first="  ", rest="    ")
 
     def _summary(self, report: Report) -> None:
         """After the cases: per suite counts, each likely mistake once, what to fix first, then the verdict."""
@@ -204,14 +270,20 @@ class TerminalRenderer:
         summary.not_attempted(console, report)
         if report.mode == "submit":
             if report.failed:
-                console.print(summary.verdict(report))
+                say(console, summary.verdict(report))
             else:
-                console.print("[accepted]Accepted.[/] Every test passes.")
+                say(console, "[accepted]Accepted.[/] Every test passes.")
             required = report.required_failed
             if required:
-                console.print(f"[rejected]Score 0 of {report.max_score:g}:[/] {show(required[0].name)} is required "
-                              f"for acceptance and it failed, whatever the other cases score.")
+                say(console, f"[rejected]Score 0 of {report.max_score:g}:[/] {show(required[0].name)} is required "
+                             f"for acceptance and it failed, whatever the other cases score.")
             else:
                 console.print(f"Score {report.score:.4g} of {report.max_score:g}.")
         elif not report.failed:
-            console.print("[passed]All examples pass.[/] Run [code]grader submit[/] to run every test.")
+            say(console, "[passed]All examples pass.[/] Run [code]grader submit[/] to run every test.")
+
+
+def _error_key(result: CaseResult, note: str) -> tuple:
+    """What a failing case shows beyond its name, what it checks and its inputs: equal keys, the same error."""
+    return (result.outcome, result.hidden, result.function, result.message, note, tuple(result.details),
+            result.traceback, result.stdout, result.stderr)

@@ -50,6 +50,7 @@ class CaseResult:
     traceback: str = ""
     stdout: str = ""
     stderr: str = ""
+    platform_output: str = ""  # lines torch printed on its own about the sandbox, never the learner's (channel/noise.py)
     diagnosis: Diagnosis | None = None
     seconds: float = 0.0
     cpu_seconds: float = 0.0  # what the kernel counted for the learner's processes on this case (the budget's unit)
@@ -82,6 +83,8 @@ class Report:
     not_graded: str = ""       # this machine could not grade it as promised (the sandbox could not start, or hold)
     containment: str = ""      # what confined the learner's code (grader/sandbox/__init__.py says)
     selection: str = ""        # `run -k PATTERN`: only the examples matching it ran
+    import_stdout: str = ""    # what the learner's file printed while the examples' worker imported it
+    import_stderr: str = ""
     seconds: float = 0.0
     declared_max: float | None = None  # the exercise's max_score; None: one point per case
     # Known before the first case runs, for a progress display: results to come per suite, in run order.

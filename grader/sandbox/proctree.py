@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
@@ -95,6 +96,12 @@ def cpu_seconds(pids: list[int]) -> float:
         if len(fields) > 14:
             ticks += sum(int(value) for value in fields[11:15])
     return ticks / TICKS
+
+
+@functools.cache
+def schedule_counted() -> bool:
+    """Whether the kernel counts how long each thread waited for a core (schedstat): else queued_seconds is 0."""
+    return os.path.exists("/proc/self/schedstat")
 
 
 def queued_seconds(pids: list[int]) -> float:
