@@ -192,3 +192,4 @@ class CohortRun:
     skipped: int = 0
     not_graded: int = 0
     others: list[str] = field(default_factory=list)  # results files in `out` of submissions not in this run
+    to_retry: int = 0  # submissions with no verdict that stands (a grader error): the next run grades them again

@@ -26,6 +26,7 @@ from grader.staff import gradebook
 from grader.staff.archive import ArchiveError
 from grader.staff.intake import Submission, find_submissions, read_graded
 from grader.staff.pool import Job, grade_all
+from grader.staff.shards import cohort_hash, write_record
 
 DEVICES = ("cpu", "all")
 
@@ -123,9 +124,14 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
         listener.close()
     ids = {submission.id for submission in mine}
     others = sorted(path.stem for path in (out / RESULTS).glob("*.json") if path.stem not in ids)
-    summary = gradebook.write_gradebook(out, load_entries(out, ids))
+    (out / RESULTS).mkdir(parents=True, exist_ok=True)  # an empty shard's gradebook is a gradebook all the same
+    summary = gradebook.write_gradebook(out, load_entries(out, ids), exercise.name)
+    retry = gradebook.to_retry(out, ids)
+    write_record(out, exercise.name, settings, options.shard, sorted(ids),
+                 cohort_hash([submission.id for submission in submissions]), len(submissions),
+                 summary.statuses.get(NOT_GRADED, 0), retry)
     not_graded = statuses.count(NOT_GRADED)
-    return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others)
+    return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others, retry)
 
 
 def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], out: Path, options: Options
