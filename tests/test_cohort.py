@@ -94,7 +94,9 @@ def rows(book: Path) -> dict[str, dict[str, str]]:
 
 def test_a_cohort_is_graded_into_a_gradebook(whole):
     folder, book, code, out = whole
-    assert code == 1, out  # some submissions could not be graded: said by the exit status too
+    # Some entries cannot be graded as handed in: their rows say why, and the gradebook is complete (exit status 0).
+    assert code == 0, out
+    assert "3 of them cannot be graded as handed in" in " ".join(out.split())
     assert "Traceback" not in out
     found = rows(book)
     hostile = next(name for name in found if name.startswith("_img_src_x_onerror_alert_1_.py-"))
@@ -139,7 +141,7 @@ def test_a_rerun_skips_everything_force_regrades_and_a_killed_run_is_finished(sc
     (folder / "notes.txt").write_text("not code")
     book = tmp_path / "book"
     code, out = grade(capsys, str(folder), "--out", str(book), "--jobs", "2")
-    assert code == 1 and "grading 3 submissions" in out
+    assert code == 0 and "grading 3 submissions" in out
     first = {path.name: path.read_bytes() for path in (book / "results").iterdir()}
     csv_before = (book / "grades.csv").read_text()
 
@@ -212,7 +214,7 @@ def test_two_shards_merged_are_one_run(whole, capsys, tmp_path, monkeypatch):
     assert parts[0] | parts[1] == {path.name for path in (book / "results").iterdir()}
     code = main(["gradebook", "merge", "shard-1", "shard-2", "--out", "merged"])
     out = capsys.readouterr().out
-    assert code == 1 and "02-scale: 8 submissions" in out
+    assert code == 0 and "02-scale: 8 submissions" in out
     for name in ("grades.csv", "report.html"):
         assert (tmp_path / "merged" / name).read_text() == (book / name).read_text()
     assert {p.name for p in (tmp_path / "merged/results").iterdir()} == parts[0] | parts[1]
@@ -275,7 +277,7 @@ def test_one_line_and_status_2_for_what_cannot_be_done(scale, capsys, tmp_path):
         assert code == 2 and out.startswith(words) and len(out.strip().splitlines()) == 1, out
     code = main(["gradebook", "merge", str(tmp_path / "empty"), "--out", "m"])
     out = capsys.readouterr().out
-    assert code == 2 and "no results/ folder here" in out and len(out.strip().splitlines()) == 1
+    assert code == 2 and "no shard.json here" in out and len(out.strip().splitlines()) == 1
 
 
 def test_ids_are_safe_unique_file_names(tmp_path):
@@ -335,7 +337,7 @@ def test_submission_archives_are_graded_once_verified(scale, capsys, tmp_path):
         shutil.copy(good, folder / "erin" / name)
     code, out = grade(capsys, str(folder), "--out", "book", "--jobs", "1")
     found = rows(tmp_path / "book")
-    assert code == 1 and found["alice"]["status"] == "passed" and found["alice"]["score"] == "10", out
+    assert code == 0 and found["alice"]["status"] == "passed" and found["alice"]["score"] == "10", out
     about = json.loads((tmp_path / "book/results/alice.json").read_text())["extra_data"]["submission"]
     assert about["sha256"] == hashlib.sha256(solution).hexdigest()  # the graded file's, not the archive's
     assert found["bob"]["reason"] == "archive: is a submission for '01-stable-softmax', not '02-scale'"

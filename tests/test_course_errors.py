@@ -119,7 +119,7 @@ def test_a_cohort_shows_a_broken_checker_as_not_graded_never_as_zero(scale_cours
                                   f"{SCALE}/checker.py:" in row for row in rows), rows
 
 
-def test_gradescope_shows_a_broken_checker_as_not_graded(scale_course, capsys, tmp_path):
+def test_gradescope_shows_a_broken_checker_as_an_autograder_error_never_a_zero(scale_course, capsys, tmp_path):
     line = break_checker(scale_course)
     assert main(["export", "gradescope", "02", "-o", str(tmp_path / "a.zip")]) == 0
     capsys.readouterr()
@@ -134,14 +134,15 @@ def test_gradescope_shows_a_broken_checker_as_not_graded(scale_course, capsys, t
     env.pop("GRADER_ROOT", None)
     done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
                           timeout=300)
-    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
-    data = json.loads((root / "results" / "results.json").read_text())
-    check_gradescope(data)
-    assert data["extra_data"]["status"] == "not graded" and data["tests"] == []
-    assert data["output"].startswith("Not graded:") and "checker.py" not in data["output"]
+    # No results.json, and a status that is not 0: Gradescope shows "The autograder failed to execute correctly"
+    # to the learner, and the cause, in the panel only instructors see.
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert not (root / "results" / "results.json").exists()
     said = f"the course is broken: {SCALE}/checker.py:{line}: ZeroDivisionError"
-    assert data["extra_data"]["not_graded"].startswith(said)
-    assert (root / "results" / "grader-error.txt").read_text().startswith(f"not graded: {said}")
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("AUTOGRADER ERROR: this submission was not graded") and lines[2].startswith(
+        f"cause: {said}"), done.stdout
+    assert "02-scale, scale.py" in done.stdout and "containment: " in done.stdout
 
 
 @pytest.mark.parametrize("bug, wrong, said", [

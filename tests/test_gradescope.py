@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO, check_gradescope, make_course, own_processes, survivors
 
+from grader import __version__
 from grader.cli import main
 
 ATTACKS = FIXTURES / "attacks"
@@ -39,12 +40,17 @@ def autograder_tree(zip_path: Path, root: Path, submission: dict[str, str]) -> P
     return root
 
 
-def run_autograder(root: Path) -> dict:
+def run_raw(root: Path) -> subprocess.CompletedProcess:
+    """run_autograder as Gradescope runs it: its exit status and what it printed (the instructors' panel)."""
     env = {**os.environ, "GRADER_AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable,
            "PYTHONPATH": str(root / "source")}
     env.pop("GRADER_ROOT", None)
-    done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
+    return subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
                           timeout=300)
+
+
+def run_autograder(root: Path) -> dict:
+    done = run_raw(root)
     assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     data = json.loads((root / "results" / "results.json").read_text())
     check_gradescope(data)
@@ -81,11 +87,23 @@ def test_the_zip_holds_the_autograder_and_nothing_for_learners(course, tmp_path,
 def test_a_correct_submission_scores_the_maximum(course, tmp_path, capsys):
     root = autograder_tree(export(course, "07", tmp_path, capsys), tmp_path / "autograder",
                            {"ring_attention.py": (REPO / "solutions/07-ring-attention/ring_attention.py").read_text()})
-    data = run_autograder(root)
+    done = run_raw(root)
+    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    data = json.loads((root / "results" / "results.json").read_text())
+    check_gradescope(data)
     assert data["score"] == 100.0 and data["extra_data"]["status"] == "passed"
     assert data["extra_data"]["containment"].startswith(("sandbox", "no sandbox"))
     assert "as root" not in data["extra_data"]["containment"]  # never, when the grader is root
     assert len(data["tests"]) > 150
+    # The instructors' panel: Gradescope shows run_autograder's standard output to staff alone.
+    lines = done.stdout.splitlines()
+    counts = data["extra_data"]["counts"]
+    assert f"grader {__version__}: 07-ring-attention, ring_attention.py" in lines
+    assert "status: passed, score 100 of 100" in lines
+    assert f"cases: {counts['total']} ({counts['passed']} passed" in done.stdout
+    assert "required cases failed: none" in lines and "mistakes diagnosed: none" in lines
+    assert f"containment: {data['extra_data']['containment']}" in lines
+    assert any(line.startswith("time: ") and line.endswith(" s") for line in lines)
 
 
 @pytest.mark.parametrize("submission, expected", [
@@ -130,3 +148,69 @@ def test_a_link_in_a_submission_is_never_followed(scale, tmp_path, capsys, link,
     data = run_autograder(root)
     assert data["score"] == 0.0 and data["extra_data"]["status"] == "error" and data["tests"] == []
     assert data["output"] == f"The autograder could not grade this submission: {said}"
+
+
+FORGED = "AUTOGRADER ERROR: forged by the learner"
+
+
+def test_a_failed_hidden_required_case_is_said_without_its_name(scale, tmp_path, capsys):
+    """0 points although cases passed: results.json says a required case failed before the due date too."""
+    wrong = (f"print({FORGED!r})\n\ndef scale(x, factor):\n    print({FORGED!r})\n    out = x - x\n"
+             f"    for _ in range(2 if factor == 1 else factor):\n        out = out + x\n    return out\n")
+    root = autograder_tree(export(scale, "02", tmp_path, capsys), tmp_path / "autograder", {"scale.py": wrong})
+    done = run_raw(root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((root / "results" / "results.json").read_text())
+    check_gradescope(data)
+    earned = sum(test["score"] for test in data["tests"])
+    assert data["score"] == 0.0 and earned > 0
+    assert data["output"].splitlines()[0] == (
+        f"Score: 0 of 10. 1 required case failed (1 hidden case, named once the course shows it), and the score of a "
+        f"submission that fails a required case is 0, whatever the other cases earned ({earned:.4g} points in the "
+        f"tests below).")
+    assert data["output"].splitlines()[1] == "3 passed, 1 failed"
+    assert "scale-by-one-is-required" not in data["output"]
+    # Staff see the name; the learner's prints never reach the panel, so they cannot forge a line of it.
+    assert "  scale-by-one-is-required [cpu]: failed (hidden)" in done.stdout.splitlines()
+    assert "status: failed, score 0 of 10" in done.stdout and FORGED not in done.stdout + done.stderr
+
+
+def test_a_required_case_that_is_visible_is_named():
+    from grader.report.gradescope_json import report_to_json
+    from grader.results import CaseResult, Outcome, Report
+
+    report = Report("02-scale", "submit", "scale.py", declared_max=10.0, results=[
+        CaseResult("scale-by-three", "examples", "scale", "cpu", Outcome.PASSED),
+        CaseResult("scale-by-one-is-required", "examples", "scale", "cpu", Outcome.TIMED_OUT, required=True),
+        CaseResult("scale-big", "hidden", "scale", "cpu", Outcome.FAILED, required=True, visibility="after_due_date")])
+    data = report_to_json(report)
+    check_gradescope(data)
+    assert data["output"].splitlines() == [
+        "Score: 0 of 10. 2 required cases failed (scale-by-one-is-required [cpu]; 1 hidden case, named once the "
+        "course shows it), and the score of a submission that fails a required case is 0, whatever the other cases "
+        "earned (3.333 points in the tests below).", "1 passed, 2 failed"]
+    report.results = report.results[:1]
+    assert report_to_json(report)["output"] == "1 passed, 0 failed"  # nothing required failed: nothing to explain
+
+
+def test_a_grader_failure_is_an_autograder_error_never_a_score(scale, tmp_path, capsys, monkeypatch):
+    import io
+
+    from grader.grading import pipeline
+    from grader.staff import gradescope
+
+    root = autograder_tree(export(scale, "02", tmp_path, capsys), tmp_path / "autograder",
+                           {"scale.py": (scale / "solutions/02-scale/scale.py").read_text()})
+    (root / "results" / "results.json").write_text('{"score": 10.0}')  # an earlier try's file must not stand
+
+    def tripped(*args, **kwargs):
+        raise RuntimeError("the grader tripped")
+
+    monkeypatch.setattr(pipeline, "grade", tripped)
+    out = io.StringIO()
+    assert gradescope.autograde(root, out) == 1
+    assert not (root / "results" / "results.json").exists()  # Gradescope: "The autograder failed to execute"
+    text = out.getvalue()
+    assert "AUTOGRADER ERROR: this submission was not graded, and no results.json was written" in text
+    assert "cause: grader error: RuntimeError: the grader tripped" in text.splitlines()
+    assert "Traceback (most recent call last):" in text and f"grader {__version__}" in text

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -95,8 +94,8 @@ def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
                          help="a learner's .py or submission archive, a folder holding one, or a folder of those")
     command.add_argument("--out", type=Path, required=True, metavar="DIR", help="the gradebook's folder")
     command.add_argument("--exercise", metavar="EX", help="the exercise (optional while the course has one)")
-    command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
-                         help="submissions graded at once (default: the number of cores)")
+    command.add_argument("--jobs", type=int, metavar="N",
+                         help="submissions graded at once (default: the CPUs this process may use)")
     command.add_argument("--force", action="store_true", help="grade again what is already graded")
     command.add_argument("--shard", metavar="K/N", help="grade only shard K of N (1-based); merge them after")
     command.add_argument("--device", default="cpu", choices=("cpu", "all"),

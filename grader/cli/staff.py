@@ -44,31 +44,38 @@ def cmd_autograde(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_grade(args: argparse.Namespace, console: Console) -> int:
     from grader.grading.budget import checked_seconds
-    from grader.report.cohort_terminal import CohortProgress, print_summary
+    from grader.report.cohort_terminal import CohortProgress, print_completeness, print_summary
     from grader.staff.cohort import Options, grade_cohort, parse_shard
+    from grader.staff.cpus import usable_cpus
 
     exercise = find_exercise(find_root(), args.exercise)
-    options = Options(jobs=args.jobs, force=args.force, shard=parse_shard(args.shard) if args.shard else (1, 1),
+    jobs, said = (args.jobs, "") if args.jobs is not None else usable_cpus()
+    options = Options(jobs=jobs, force=args.force, shard=parse_shard(args.shard) if args.shard else (1, 1),
                       device=args.device, time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,
                       time_budget=checked_seconds(args.time_budget), roster=args.roster, due=args.due,
                       late_penalty=args.late_penalty, only=tuple(args.only))
-    run = grade_cohort(exercise, args.submissions, args.out, options, CohortProgress(console))
+    run = grade_cohort(exercise, args.submissions, args.out, options, CohortProgress(console, said))
     print_summary(run, console)
-    return EXIT_FAILED if run.summary.statuses.get("not graded") else EXIT_OK
+    print_completeness(run, console)
+    # Not gradable as handed in (not Python, a link, a bad archive) is a verdict: the gradebook is complete, and a
+    # Slurm task or a Kubernetes pod succeeds. Only what the next run grades again (a grader error) is a failure.
+    return EXIT_FAILED if run.to_retry else EXIT_OK
 
 
 def cmd_gradebook(args: argparse.Namespace, console: Console) -> int:
     """`grader gradebook ACTION`: merge shards, or export a roster gradebook for a course platform."""
     if args.action == "export":
         return _export_gradebook(args, console)
-    from grader.report.cohort_terminal import print_summary
+    from grader.report.cohort_terminal import print_completeness, print_summary
     from grader.results.cohort import CohortRun
     from grader.staff.gradebook import learner_rows, merge
 
-    summary = merge(args.folders, args.out)
+    summary, retry = merge(args.folders, args.out)
     rows, unmatched = learner_rows(args.out)
-    print_summary(CohortRun(summary, args.out, rows=rows, unmatched=unmatched), console)
-    return EXIT_FAILED if summary.statuses.get("not graded") else EXIT_OK
+    run = CohortRun(summary, args.out, rows=rows, unmatched=unmatched, to_retry=retry)
+    print_summary(run, console)
+    print_completeness(run, console)
+    return EXIT_FAILED if retry else EXIT_OK
 
 
 def _export_gradebook(args: argparse.Namespace, console: Console) -> int:

@@ -24,8 +24,9 @@ class _Rate(ProgressColumn):
 class CohortProgress:
     """Shows grading as it goes: a bar with done, failed, rate and time left on a terminal, else one line each."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, jobs_from: str = "") -> None:
         self.console = console
+        self.jobs_from = jobs_from  # where the default --jobs came from ("2 CPUs in this process's affinity mask")
         self.live = console.is_terminal
         self.total = self.done = self.failed = 0
         self._bar: Progress | None = None
@@ -38,7 +39,8 @@ class CohortProgress:
             self.console.print(f"[muted]{skipped} already graded, skipped (--force grades them again)[/]")
         if not total:
             return
-        self.console.print(f"[muted]grading {total} submission{'s' * (total != 1)}, {jobs} at a time[/]")
+        source = f" (--jobs {jobs}: {show(self.jobs_from)})" if self.jobs_from else ""
+        self.console.print(f"[muted]grading {total} submission{'s' * (total != 1)}, {jobs} at a time{source}[/]")
         if self.live:
             self._bar = Progress(TextColumn("[heading]grading[/]"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("[failed]{task.fields[failed]} failed[/]"), _Rate(),
@@ -78,7 +80,7 @@ def print_summary(run: CohortRun, console: Console) -> None:
     _scores(summary, console)
     counts = ", ".join(f"[{status}]{summary.statuses[status]} {status}[/]" for status in STATUSES
                        if summary.statuses.get(status))
-    console.print(f"status: {counts}")
+    console.print(f"status: {counts or 'no submission here'}")
     failing = summary.most_failed()
     if failing:
         console.print("[heading]cases most failed[/]" + (f" [muted](not counting {summary.left_out} that did not "
@@ -122,3 +124,16 @@ def _learners(run: CohortRun, console: Console) -> None:
         more = f" and {len(run.unmatched) - 5} more" if len(run.unmatched) > 5 else ""
         console.print(f"[failed]{len(run.unmatched)} entr{'ies' if len(run.unmatched) != 1 else 'y'} no roster row "
                       f"names[/]: {names}{more} (graded, in grades.csv with in_roster no)")
+
+
+def print_completeness(run: CohortRun, console: Console) -> None:
+    """Whether the gradebook is complete, in one line: what the exit status (0 or 1) says, for whoever reads it."""
+    not_graded = run.summary.statuses.get(NOT_GRADED, 0)
+    if run.to_retry:
+        console.print(f"[failed]incomplete[/]: {run.to_retry} submission{'s' * (run.to_retry != 1)} got no verdict "
+                      f"that stands (a grader error, a file that could not be read): run the same command again to "
+                      f"grade {'them' if run.to_retry != 1 else 'it'} (exit status 1)")
+    elif not_graded:
+        console.print(f"complete: every submission has its verdict; {not_graded} of them cannot be graded as "
+                      f"handed in (the reason column of grades.csv says why; exit status 0)")
+

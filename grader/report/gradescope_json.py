@@ -20,6 +20,9 @@ def report_to_json(report: Report) -> dict[str, Any]:
     tests = [test_to_json(number, result, report.weight(result))
              for number, result in enumerate(report.results, start=1)]
     output = report.summary_line()
+    required = required_line(report, sum(test["score"] for test in tests))
+    if required:
+        output = required + "\n" + output
     if report.load_error:
         output = report.load_error + "\n" + output
     if report.integrity_error:
@@ -44,6 +47,24 @@ def report_to_json(report: Report) -> dict[str, Any]:
                        "total": len(report.results)},
         },
     })
+
+
+def required_line(report: Report, earned: float) -> str:
+    """Why the score is 0 although cases passed: a required case failed. Said before the due date too; a case that
+    is not visible yet is counted, never named, so that its inputs stay the course's."""
+    failed = report.required_failed
+    if not failed or report.load_error or report.integrity_error or report.not_graded:
+        return ""
+    named = [f"{result.name} [{result.device}]" for result in failed if result.visibility == "visible"]
+    unnamed = len(failed) - len(named)
+    which = ", ".join(named)
+    if unnamed:
+        them = "them" if unnamed != 1 else "it"
+        hidden = f"{unnamed} hidden case{'s' * (unnamed != 1)}, named once the course shows {them}"
+        which = f"{which}; {hidden}" if which else hidden
+    cases = f"{len(failed)} required case{'s' * (len(failed) != 1)}"
+    return (f"Score: 0 of {report.max_score:g}. {cases} failed ({which}), and the score of a submission that fails a "
+            f"required case is 0, whatever the other cases earned ({earned:.4g} points in the tests below).")
 
 
 def test_to_json(number: int, result: CaseResult, weight: float = 1.0) -> dict[str, Any]:

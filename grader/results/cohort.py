@@ -227,3 +227,4 @@ class CohortRun:
     # With a roster: a row per learner, and the rows of entries no learner names (grader.results.learners.Row).
     rows: list[Any] = field(default_factory=list)
     unmatched: list[Any] = field(default_factory=list)
+    to_retry: int = 0  # submissions with no verdict that stands (a grader error): the next run grades them again

@@ -36,6 +36,7 @@ from grader.staff.fingerprints import fingerprints, given_code
 from grader.staff.intake import Submission, find_submissions, read_graded, submitted_at
 from grader.staff.pool import Job, grade_all
 from grader.staff.roster import ADJUSTMENTS_FILE, check_submissions
+from grader.staff.shards import cohort_hash, read_record, write_record
 
 DEVICES = ("cpu", "all")
 
@@ -150,13 +151,31 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
     # The gradebook is every results file here: grading some submissions updates their rows and keeps the rest.
     ids = {submission.id for submission in mine}
     others = sorted(path.stem for path in (out / RESULTS).glob("*.json") if path.stem not in ids)
+    (out / RESULTS).mkdir(parents=True, exist_ok=True)  # an empty shard's gradebook is a gradebook all the same
     entries = load_entries(out)
+    held = {entry.id for entry in entries}  # this run's and those kept from earlier runs: the whole gradebook
     not_graded = statuses.count(NOT_GRADED)
     if roster is None:
-        summary = gradebook.write_gradebook(out, entries)
-        return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others)
-    summary, rows, unmatched = gradebook.write_learners_gradebook(out, entries, roster)
-    return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others, rows, unmatched)
+        summary, rows, unmatched = gradebook.write_gradebook(out, entries, exercise.name), [], []
+    else:
+        summary, rows, unmatched = gradebook.write_learners_gradebook(out, entries, roster)
+    retry = gradebook.to_retry(out, held)
+    cohort, size = _cohort(out, submissions, options)
+    write_record(out, exercise.name, settings, options.shard, sorted(held), cohort, size,
+                 summary.statuses.get(NOT_GRADED, 0), retry)
+    return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others, rows, unmatched, retry)
+
+
+def _cohort(out: Path, submissions: list[Submission], options: Options) -> tuple[str, int]:
+    """The hash and size of the cohort this gradebook is a shard of: every submission found, or, for a regrade of
+    some of them (named files, --only), what the gradebook's last full run found."""
+    found = cohort_hash([submission.id for submission in submissions]), len(submissions)
+    try:
+        before = read_record(out)
+    except UsageError:
+        return found
+    partial = bool(options.only) or len(submissions) < before.cohort_size
+    return (before.cohort, before.cohort_size) if partial and before.shard == options.shard else found
 
 
 def _selected(submissions: list[Submission], roster: gradebook.Roster | None, only: tuple[str, ...]

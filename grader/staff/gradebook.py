@@ -16,6 +16,7 @@ from grader.report.cohort_roster import max_score, roster_csv, roster_section
 from grader.report.feedback import write_feedback
 from grader.report.similarity_report import similar_to, similarity_csv
 from grader.results.cohort import (
+    NOT_GRADED,
     RESULTS,
     Entry,
     Summary,
@@ -26,6 +27,7 @@ from grader.results.cohort import (
 )
 from grader.results.learners import LatePolicy, Learner, Row, build_rows, late_policy
 from grader.results.similarity import compare
+from grader.staff.shards import problems, read_record, write_record
 
 BOOK = "gradebook.json"  # the roster and late policy a gradebook is kept with, applied again on every run
 
@@ -139,10 +141,12 @@ def read_key(path: Path) -> str:
         return ""
 
 
-def write_gradebook(out: Path, entries: list[Entry]) -> Summary:
-    """grades.csv, similarity.csv, report.html and feedback/ from `entries`, written atomically; the summary."""
+def write_gradebook(out: Path, entries: list[Entry], exercise: str = "") -> Summary:
+    """grades.csv, similarity.csv, report.html and feedback/ from `entries`, written atomically; the summary they
+    show (of `exercise` when there is no entry to name it: an empty shard)."""
     check_consistent(entries)
     summary = summarize(entries)
+    summary.exercise = summary.exercise or exercise
     similarity = compare(entries)
     write_atomic(out / "grades.csv", grades_csv(entries, similar_to(similarity)))
     write_atomic(out / "similarity.csv", similarity_csv(similarity))
@@ -151,36 +155,49 @@ def write_gradebook(out: Path, entries: list[Entry]) -> Summary:
     return summary
 
 
-def merge(folders: list[Path], out: Path) -> Summary:
-    """Shards' results joined in `out`: every results file, then grades.csv and report.html over all of them."""
-    found: dict[str, Path] = {}
-    for folder in folders:
-        if not (folder / RESULTS).is_dir():
-            raise UsageError(f"{folder}: no {RESULTS}/ folder here: not the output of `grader grade`")
-        for path in sorted((folder / RESULTS).glob("*.json")):
-            if path.stem not in found:
-                try:
-                    read_entry(path)  # a file that is not a results file stops the merge, naming it
-                except ValueError as error:
-                    raise UsageError(str(error)) from None
-                found[path.stem] = path
-            elif read_key(path) != read_key(found[path.stem]) or not read_key(path):
-                # The same content under the same settings is the same verdict; anything else is ambiguous.
-                raise UsageError(f"{path.stem} is in both {found[path.stem].parent.parent} and {folder}, graded "
-                                 f"from different files or settings: shards must not overlap")
+def to_retry(out: Path, ids: set[str]) -> int:
+    """How many of `ids` have no verdict that stands (no key: a grader error, a file that could not be read), so
+    that the next run grades them again: what makes a run, or a merge, incomplete."""
+    return sum(not read_key(results_path(out, submission_id)) for submission_id in ids)
+
+
+def merge(folders: list[Path], out: Path) -> tuple[Summary, int]:
+    """Shards' results joined in `out`, once their records say they are every shard of one cohort graded one way:
+    every results file, then grades.csv, report.html and shard.json over all of them; the summary and how many
+    submissions await a retry."""
+    records = [read_record(folder) for folder in folders]
+    held = {record.folder: {path.stem for path in (record.folder / RESULTS).glob("*.json")}
+            for record in records}
+    lines = problems(records, held)
+    if lines:
+        raise UsageError(f"the {len(folders)} folders are not one cohort's shards ({len(lines)} "
+                         f"problem{'s' * (len(lines) != 1)}):\n" + "\n".join(f"  {line}" for line in lines))
+    kept = {json.dumps(_kept(folder), sort_keys=True) for folder in folders}
+    if len(kept) > 1:
+        raise UsageError(f"the shards were graded with different rosters or due dates (their {BOOK}): grade them "
+                         f"again with the same ones")
+    found = {submission_id: results_path(record.folder, submission_id)
+             for record in records for submission_id in record.submissions}
+    for path in found.values():
+        try:
+            read_entry(path)  # a file that is not a results file stops the merge, naming it
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     for submission_id, path in found.items():
         target = results_path(out, submission_id)
         if target.resolve() != path.resolve():
             write_atomic(target, path.read_text(encoding="utf-8"))
     # Only what was merged: a results file already in `out` from something else is not part of this gradebook.
     entries = load_entries(out, set(found))
-    kept = {json.dumps(_kept(folder), sort_keys=True) for folder in folders}
-    if len(kept) > 1:
-        raise UsageError(f"the shards were graded with different rosters or due dates (their {BOOK}): grade them "
-                         f"again with the same ones")
     settings = _kept(folders[0])
+    first = records[0]
     if settings.get("roster"):
         roster = roster_of(out, Path(settings["roster"]), settings.get("due", ""), settings.get("late_penalty", ""))
         assert roster is not None
-        return write_learners_gradebook(out, entries, roster)[0]
-    return write_gradebook(out, entries)
+        summary = write_learners_gradebook(out, entries, roster)[0]
+    else:
+        summary = write_gradebook(out, entries, first.exercise)
+    retry = to_retry(out, set(found))
+    write_record(out, first.exercise, first.settings, (1, 1), list(found), first.cohort, first.cohort_size,
+                 summary.statuses.get(NOT_GRADED, 0), retry)
+    return summary, retry

@@ -11,21 +11,25 @@ readable by everyone.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 import traceback
 import zipfile
 from pathlib import Path
+from typing import TextIO
 
 from grader import PACKAGE, __version__
 from grader.course.exercise import Exercise, find_exercise
 from grader.errors import GraderError, UsageError
 from grader.files import RefusedFile, kind_of, read_regular, write_atomic
-from grader.inert import one_line
-from grader.results.cohort import NOT_GRADED
+from grader.inert import inert, one_line
+from grader.report.staff_summary import failure_summary, graded_summary
+from grader.results import Report
 
 ROOT_VARIABLE = "GRADER_AUTOGRADER_ROOT"  # a simulated /autograder, for trying the zip out
 
@@ -100,37 +104,68 @@ def _add_tree(archive: zipfile.ZipFile, source: Path, inside: str) -> None:
 
 # ---------------------------------------------------------------- run_autograder
 
-def autograde(root: Path) -> int:
-    """Grade the submission under `root`/submission and write `root`/results/results.json, whatever happens.
+class SubmissionProblem(Exception):
+    """What the learner handed in cannot be graded (no such file, a link): the learner's to fix, said to them."""
 
-    Returns 0: Gradescope reads the results file, not the exit status, and a results file is always written.
+
+def autograde(root: Path, out: TextIO | None = None) -> int:
+    """Grade the submission under `root`/submission; write `root`/results/results.json and a summary for staff.
+
+    The summary goes to standard output, which Gradescope shows to instructors alone. A submission that is
+    graded, or that cannot be (its file is missing, a link), gets its results.json and status 0. When the
+    course or the grader fails, no results.json is written and the status is 1: Gradescope then shows an
+    autograder failure, which staff see and regrade, never a score of 0 that reads like the learner's.
     """
+    out = out or sys.stdout
     results = root / "results" / "results.json"
     started = time.monotonic()
+    with contextlib.suppress(OSError):
+        results.unlink()  # a results file left from an earlier try must not stand for this one
     try:
-        data = _grade(root)
-        reason = data["extra_data"].get("not_graded", "") if data["extra_data"]["status"] == NOT_GRADED else ""
-        if reason:  # the staff's to fix (the course, the machine): a line for them where learners never look
-            staff = root / "results" / "grader-error.txt"
-            staff.parent.mkdir(parents=True, exist_ok=True)
-            staff.write_text(f"not graded: {reason}\n", encoding="utf-8")
+        report = _grade(root)
+    except SubmissionProblem as problem:
+        data = _refused(f"The autograder could not grade this submission: {problem}", started)
+        write_atomic(results, json.dumps(data, indent=2) + "\n")
+        _say(out, failure_reason(str(problem), time.monotonic() - started))
+        return 0
     except GraderError as error:
-        data = _failure(f"The autograder could not grade this submission: {error}", started)
-    except Exception:  # noqa: BLE001  (the one place the autograder's own failure meets Gradescope)
-        report = root / "results" / "grader-error.txt"
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(traceback.format_exc(), encoding="utf-8")
-        data = _failure("The autograder itself failed; this is not about your code. The course staff can see "
-                        "what went wrong.", started)
+        _say(out, failure_summary(str(error), __version__, time.monotonic() - started))
+        return 1
+    except Exception as error:  # noqa: BLE001  (the one place the autograder's own failure meets Gradescope)
+        _say(out, failure_summary(f"grader error: {type(error).__name__}: {error}", __version__,
+                                  time.monotonic() - started, detail=traceback.format_exc()))
+        return 1
+    seconds = time.monotonic() - started
+    cause = report.not_graded or report.integrity_error
+    if cause:  # nothing of this run is about the learner's code, and the reason may quote hidden cases
+        _say(out, failure_summary(cause, __version__, seconds, report.exercise, report.file, report.containment))
+        return 1
+    from grader.report.gradescope_json import report_to_json
+
+    data = report_to_json(report)
+    data["extra_data"]["grader_version"] = __version__
     write_atomic(results, json.dumps(data, indent=2) + "\n")
+    _say(out, graded_summary(report, __version__, seconds))
     return 0
 
 
-def _grade(root: Path) -> dict:
-    from grader.grading.pipeline import grade
-    from grader.report.gradescope_json import report_to_json
+def failure_reason(problem: str, seconds: float) -> str:
+    """For staff, when the learner's submission holds nothing to grade: what they were told."""
+    return (f"not graded (the learner was told why, with a score of 0): {one_line(problem)}\n"
+            f"grader {__version__}, time: {seconds:.1f} s\n")
 
-    started = time.monotonic()
+
+def _say(out: TextIO, text: str) -> None:
+    try:
+        out.write(text)
+        out.flush()
+    except (OSError, ValueError):  # no one reads the output: the results file is what counts
+        pass
+
+
+def _grade(root: Path) -> Report:
+    from grader.grading.pipeline import grade
+
     exercise = find_exercise(root / "source", None)
     learner = _submitted_file(root / "submission", exercise.stub.name)
     # The submission is copied out of Gradescope's folder first: the grader reads what it grades from a
@@ -142,21 +177,12 @@ def _grade(root: Path) -> dict:
             # One descriptor that follows no link, checked and read: what is copied is the file that was found.
             copy.write_bytes(read_regular(learner))
         except RefusedFile as error:
-            raise UsageError(f"{_shown(learner, root / 'submission')}: not graded: {error.reason}") from None
+            raise SubmissionProblem(f"{_shown(learner, root / 'submission')}: not graded: {error.reason}") from None
         report = grade(exercise, copy, "submit", "all", confined=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     report.file = learner.name
-    if report.not_graded:
-        # Nothing of this run is about the learner's code: no test is shown as failed, and the reason (which may
-        # quote the course's hidden cases) stays under extra_data, for the staff.
-        data = _failure("Not graded: the course could not grade this submission; this is not about your code. The "
-                        "course staff can see what went wrong.", started)
-        data["extra_data"].update(status=NOT_GRADED, not_graded=report.not_graded, file=report.file)
-        return data
-    data = report_to_json(report)
-    data["extra_data"]["grader_version"] = __version__
-    return data
+    return report
 
 
 def _submitted_file(folder: Path, stub: str) -> Path:
@@ -164,20 +190,20 @@ def _submitted_file(folder: Path, stub: str) -> Path:
 
     Walked without following a link: a link named like the file is found, and refused by name."""
     if not folder.is_dir():
-        raise UsageError(f"there is no submission folder ({folder})")
+        raise SubmissionProblem(f"there is no submission folder ({folder})")
     found = sorted(Path(top) / name for top, _, names in os.walk(folder, followlinks=False) for name in names)
     named = [path for path in found if path.name == stub]
     python = [path for path in found if path.suffix == ".py"]
     if len(named) > 1:
-        raise UsageError(f"the submission has {len(named)} files named {stub}; hand in one")
+        raise SubmissionProblem(f"the submission has {len(named)} files named {stub}; hand in one")
     if not named and len(python) != 1:
-        raise UsageError(f"the submission has no file named {stub}" + (
+        raise SubmissionProblem(f"the submission has no file named {stub}" + (
             f" and {len(python)} other Python files; hand in {stub}" if python else ""))
     chosen = named[0] if named else python[0]
     kind = kind_of(chosen)
     if kind != "file":
         what = "a symbolic link" if kind == "link" else "not a regular file"
-        raise UsageError(f"{_shown(chosen, folder)}: not graded: {what} (hand in the file itself)")
+        raise SubmissionProblem(f"{_shown(chosen, folder)}: not graded: {what} (hand in the file itself)")
     return chosen
 
 
@@ -186,7 +212,8 @@ def _shown(path: Path, folder: Path) -> str:
     return one_line(path.relative_to(folder).as_posix())
 
 
-def _failure(message: str, started: float) -> dict:
-    return {"score": 0.0, "execution_time": round(time.monotonic() - started, 3), "output": message,
+def _refused(message: str, started: float) -> dict:
+    """results.json for a submission that holds nothing to grade: the learner's message, no test."""
+    return {"score": 0.0, "execution_time": round(time.monotonic() - started, 3), "output": inert(message),
             "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden", "tests": [],
             "extra_data": {"status": "error", "grader_version": __version__}}
