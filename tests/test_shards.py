@@ -59,7 +59,7 @@ def test_an_empty_shard_writes_an_empty_gradebook_and_the_shards_merge(shards):
     assert "02-scale: 0 submissions" in runs[0][1] and "score: nothing graded" in runs[0][1]
     empty = base / "shard-1"
     assert (empty / "results").is_dir() and list((empty / "results").iterdir()) == []
-    assert (empty / "grades.csv").read_text().splitlines() == ["submission,score,max_score,status,diagnosis,reason"]
+    assert (empty / "grades.csv").read_text().splitlines() == ["submission,score,max_score,status,diagnosis,reason,similar_to"]
     record = json.loads((empty / "shard.json").read_text())
     assert record["shard"] == "1/3" and record["submissions"] == [] and record["cohort_size"] == 3
     assert record["exercise"] == "02-scale" and record["settings"]["course"]
