@@ -22,6 +22,15 @@ if sys.platform.startswith("linux"):
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+@pytest.fixture(autouse=True)
+def piped_without_a_width(monkeypatch):
+    """Every test starts as output piped to a file with no width given: pytest-xdist's workers inherit COLUMNS=80
+    (and LINES) from it, which would wrap the grader's lines there and nowhere else. A test that wants a width
+    sets COLUMNS itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def one_zygote_per_test_process():
     """Grades run in this test process fork their workers from one preloaded zygote, as a long `grader watch`
