@@ -203,7 +203,7 @@ def test_two_graders_at_once_lose_nothing(tmp_path) -> None:
 def test_backups_and_submissions_in_the_same_second_are_all_kept(course, exercise, capsys, still_clock) -> None:
     for text in ("# first try\n", "# second try\n"):
         exercise.stub.write_text(text)
-        assert run(capsys, "reset")[0] == 0
+        assert run(capsys, "reset", "--yes")[0] == 0
     backups = course / ".grader" / "backups" / EXERCISE
     assert sorted(path.name for path in backups.iterdir()) == [
         f"001-{STAMP}-ring_attention.py", f"002-{STAMP}-ring_attention.py"]

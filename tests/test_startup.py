@@ -71,7 +71,7 @@ def test_the_command_skips_the_interpreters_teardown_but_not_its_output_or_statu
     shown = subprocess.run([sys.executable, "-m", "grader", "show", "07-ring-attention"], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
-    assert len(shown.stdout) > 2000 and " ".join(shown.stdout.split()).endswith("grader hint, grader submit.")
+    assert len(shown.stdout) > 2000 and " ".join(shown.stdout.split()).endswith("grader hint 07-ring-attention, grader submit 07-ring-attention.")
     missing = subprocess.run([sys.executable, "-m", "grader", "show", "no-such-exercise"], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "no-such-exercise" in missing.stdout + missing.stderr

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from grader.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
-from grader.cli.common import exercise_from_args, learner_state
+from grader.cli.common import exercise_from_args, exercise_word, learner_state, next_step
 from grader.course.exercise import (
     Exercise,
     check_exists,
@@ -18,8 +20,9 @@ from grader.course.exercise import (
     learner_file,
     load_course,
     load_course_leniently,
+    match_exercise,
 )
-from grader.errors import UsageError
+from grader.errors import GraderError, UsageError, did_you_mean
 from grader.files import RefusedFile, read_regular
 from grader.inert import inert
 from grader.learner.state import LearnerState, StateError, snapshot
@@ -45,8 +48,9 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     exercise = exercise_from_args(args)
     text = check_exists(exercise.statement, "the statement").read_text(encoding="utf-8")
     print_markdown(console, text)
+    word = escape(exercise_word(exercise))
     console.print(f"\n[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
-                  f"Next: grader run, grader hint, grader submit.[/]", soft_wrap=False)
+                  f"Next: grader run{word}, grader hint{word}, grader submit{word}.[/]", soft_wrap=False)
     return EXIT_OK
 
 
@@ -61,14 +65,15 @@ def cmd_submit(args: argparse.Namespace, console: Console) -> int:
 def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader.sandbox import zygote
 
+    # The exercise and the file first: a typo or a wrong path is said at once, before torch is imported anywhere.
+    args.exercise = exercise_from_args(args).name
+    if args.file:
+        learner_file(args.file)
     with zygote.held():  # started first: it imports torch on another core while this process imports it too
         return _graded(args, console, mode)
 
 
 def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
-    from grader.course.examples import select
-    from grader.grading.pipeline import grade
-    from grader.report.gradescope_json import report_to_json, write_json
     from grader.report.terminal import TerminalRenderer
 
     group = next(((option, value) for option in ("ranks", "ring") if (value := getattr(args, option, None)) is not None),
@@ -81,10 +86,15 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     # What is kept with a submission is what was graded: read now, before the learner can save again.
     source = snapshot(file) if mode == "submit" and not args.no_record else None
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)),
-                                verbose=getattr(args, "verbose", False))
+                                verbose=getattr(args, "verbose", False), exercise_word=exercise_word(exercise))
     from grader.sandbox.machine import containment
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
+    renderer.announce()  # before torch is imported here: the learner sees what is being graded at once
+    from grader.course.examples import select
+    from grader.grading.pipeline import grade
+    from grader.report.gradescope_json import report_to_json, write_json
+
     only = select(exercise, args.pattern) if getattr(args, "pattern", None) else None  # run -k
     with renderer.live():  # a progress bar on a terminal, gone before the summary
         report = grade(exercise, file, mode, args.device, on_result=renderer.case, on_start=renderer.start,
@@ -105,6 +115,8 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
             progress.notes.append(f"note: this {mode} was not recorded: {error}")
         # Printed with the report's notes, so that the count line stays the last line.
         report.notes.extend(progress.notes)
+        if report.mode == "submit" and report.status == "passed":
+            renderer.next_step = next_step(exercise)
         if saved:
             report.notes.append(f"Submission {saved.number} recorded in "
                                 f"{saved.results.parent.relative_to(exercise.root)}/ (grader history lists them).")
@@ -131,24 +143,72 @@ def _archive(exercise: Exercise, file: Path, console: Console) -> None:
 
 
 def cmd_hint(args: argparse.Namespace, console: Console) -> int:
-    exercise = exercise_from_args(args)
-    hints = exercise.hint_files()
+    from grader.course.hints import about, functions_with_hints, load_hints
+    from grader.learner.state import opened_hints
+
+    exercise, function, number = _hint_words(args)
+    hints = load_hints(exercise)
     if not hints:
-        console.print(f"{exercise.name} has no hints.")
+        console.print(f"{escape(exercise.name)} has no hints.")
         return EXIT_OK
+    names = functions_with_hints(hints)
+    if function is not None and function not in names:
+        raise UsageError(f"{exercise.name} has no hints about {function!r}{did_you_mean(function, names)}; "
+                         + (f"its hints are about: {', '.join(names)}" if names else "its hints are about the "
+                            "exercise as a whole: grader hint " + exercise.name))
+    pool = about(hints, function)
+    what = f" about {function}" if function else ""
+    if number is not None and not 1 <= number <= len(pool):
+        raise UsageError(f"{exercise.name} has {len(pool)} hint{'s' if len(pool) != 1 else ''}{what}, "
+                         f"so there is no hint {number}")
     progress = learner_state(exercise.root, console)
-    already = progress.hints_opened(exercise.name)
-    opened = progress.open_hint(exercise.name, len(hints))
-    for number, path in enumerate(hints[:opened], start=1):
-        fresh = " (new)" if number > already else ""
-        console.print(f"[heading]Hint {number} of {len(hints)}{fresh}[/]")
-        print_markdown(console, path.read_text(encoding="utf-8"))
+    order = [hint.name for hint in hints]
+    already = opened_hints(progress.exercise(exercise.name), order)
+    if number is not None:
+        shown = [pool[number - 1]]
+    else:
+        fresh = next((hint for hint in pool if hint.name not in already), None)
+        shown = [hint for hint in pool if hint.name in already or hint is fresh]
+    opened = progress.open_hints(exercise.name, order, [hint.name for hint in shown])
+    for hint in shown:
+        new = " (new)" if hint.name not in already else ""
+        console.print(f"[heading]Hint {pool.index(hint) + 1} of {len(pool)}{escape(what)}{new}[/]")
+        print_markdown(console, hint.text)
         console.print()
-    if already >= len(hints):
-        console.print(f"That was the last hint: all {len(hints)} are open.")
-    elif opened < len(hints):
-        console.print(f"[muted]{len(hints) - opened} more; each gives away more than the last.[/]")
+    left = [hint for hint in pool if hint.name not in opened]
+    if number is None and not left and all(hint.name in already for hint in shown):
+        console.print(f"That was the last hint{escape(what)}: all {len(pool)} are open.")
+    elif left:
+        console.print(f"[muted]{len(left)} more{escape(what)}; each gives away more than the last.[/]")
+    if function is None and len(names) > 1:
+        counts = ", ".join(f"{name} ({len(about(hints, name))})" for name in names)
+        console.print(f"[muted]Hints by function: {escape(counts)}; grader hint {escape(exercise.name)} FUNCTION "
+                      f"opens only those about FUNCTION.[/]")
     return EXIT_OK
+
+
+def _hint_words(args: argparse.Namespace) -> tuple[Exercise, str | None, int | None]:
+    """`hint`'s words, in any order: an exercise (a name or unique prefix such as 01), a function, a hint's number
+    (`grader hint 2` is hint 2, not an exercise). A word that names an exercise is the exercise."""
+    exercise = function = number = None
+    exercises = load_course(find_root())
+    for word in args.words:
+        found = match_exercise(exercises, word) if exercise is None else None
+        if found is not None:
+            exercise = found
+        elif word.isdigit() and number is None:
+            number = int(word)
+        elif function is None and (not word.isdigit()):
+            function = word
+        else:
+            raise UsageError(f"hint takes an exercise, a function and a hint's number (grader hint 07 "
+                             f"merge_chunk_stats 1); {word!r} is one too many")
+    if exercise is None:
+        args.exercise = None
+        if function is not None and match_exercise(exercises, function) is None and not function.isidentifier():
+            find_exercise(find_root(), function)  # a mistyped exercise: said as such, with its nearest name
+        exercise = exercise_from_args(args)
+    return exercise, function, number
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
@@ -175,25 +235,65 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
                 # Read back from .grader/state.json, which anyone can edit: shown inert.
                 console.print(f"{label}: {show(entry['when'])}: {entry['passed']} passed, {entry['failed']} "
                               f"failed of {entry['total']} ({show(verdict)}), {show(entry['file'])}")
-        console.print(f"Hints opened: {state.get('hints_opened', 0)} of {len(exercise.hint_files())}")
+        console.print(escape(_hints_line(exercise, state)))
     return EXIT_OK
+
+
+def _hints_line(exercise: Exercise, state: dict) -> str:
+    """'Hints opened: 1 of 3 (merge_chunk_stats 1 of 1, ...)', per function where the hints name functions."""
+    from grader.course.hints import about, functions_with_hints, load_hints
+    from grader.learner.state import opened_hints
+
+    try:
+        hints = load_hints(exercise)
+    except (OSError, GraderError):  # a broken hint file: `grader hint` says which; the count alone here
+        return f"Hints opened: {state.get('hints_opened', 0)} of {len(exercise.hint_files())}"
+    seen = set(opened_hints(state, [hint.name for hint in hints]))
+    line = f"Hints opened: {sum(hint.name in seen for hint in hints)} of {len(hints)}"
+    names = functions_with_hints(hints)
+    if names:
+        line += " (" + ", ".join(f"{name} {sum(hint.name in seen for hint in about(hints, name))} of "
+                                 f"{len(about(hints, name))}" for name in names) + ")"
+    return line
 
 
 def cmd_reset(args: argparse.Namespace, console: Console) -> int:
+    named = args.exercise is not None
     exercise = exercise_from_args(args)
     starter = check_exists(exercise.starter, "the pristine starter file")
+    shown = f"{exercise.stub.relative_to(exercise.root)} ({exercise.name})"
     backup = None
     if exercise.stub.exists():
         if exercise.stub.read_bytes() == starter.read_bytes():
-            console.print(f"{exercise.stub.relative_to(exercise.root)} is already the original stub.")
+            console.print(f"{escape(shown)} is already the original stub.")
             return EXIT_OK
+        # The exercise was chosen for the learner (the current folder, the first not accepted): ask first.
+        if not named and not args.yes and not _confirmed(console, exercise, shown):
+            console.print(f"Nothing was changed: {escape(shown)} is as it was.")
+            return EXIT_FAILED
         backup = LearnerState(exercise.root).backup(exercise.name, exercise.stub)
     exercise.stub.write_bytes(starter.read_bytes())
-    console.print(f"Restored {exercise.stub.relative_to(exercise.root)} to the original stub.")
+    console.print(f"Restored {escape(shown)} to the original stub.")
     if backup:
         console.print(f"Your previous file is kept in {backup.source.relative_to(exercise.root)} "
-                      f"(grader restore backup-{backup.number} brings it back).")
+                      f"(grader restore {exercise.name} backup-{backup.number} brings it back).")
     return EXIT_OK
+
+
+def _confirmed(console: Console, exercise: Exercise, shown: str) -> bool:
+    """Whether the learner, asked on the terminal, agrees to reset `shown`; without a terminal, a usage error."""
+    import sys
+
+    if not (sys.stdin is not None and sys.stdin.isatty()):
+        raise UsageError(f"grader reset would replace {shown}, which differs from the stub, and there is no "
+                         f"terminal to ask: name the exercise (grader reset {exercise.name}) or add --yes "
+                         f"(your file is backed up first either way)")
+    try:
+        answer = console.input(f"Replace {escape(shown)} with the original stub? Your file is backed up first. "
+                               f"\\[y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def cmd_history(args: argparse.Namespace, console: Console) -> int:
@@ -217,10 +317,28 @@ def cmd_history(args: argparse.Namespace, console: Console) -> int:
 def cmd_restore(args: argparse.Namespace, console: Console) -> int:
     from grader.learner import history
 
-    exercise = exercise_from_args(args)
-    line = history.restore(exercise, args.which, learner_state(exercise.root, console))
+    exercise, which = _restore_words(args)
+    progress = learner_state(exercise.root, console)
+    if which is None:
+        raise UsageError(history.which_to_restore(exercise, progress))
+    line = history.restore(exercise, which, progress)
     console.print(inert(line), markup=False, highlight=False)
     return EXIT_OK
+
+
+def _restore_words(args: argparse.Namespace) -> tuple[Exercise, str | None]:
+    """`restore`'s words: [EX] N, or N EX. A word that names an exercise (`01`) is read as the exercise, never as
+    a submission's number, so that nothing is written into another exercise's file."""
+    words = list(args.words)
+    if len(words) > 2:
+        raise UsageError(f"restore takes an exercise and what to restore (grader restore 01 3), not {len(words)} "
+                         f"words")
+    exercises = load_course(find_root())
+    if match_exercise(exercises, words[0]) is not None:
+        args.exercise = words[0]
+        return exercise_from_args(args), (words[1] if len(words) > 1 else None)
+    args.exercise = words[1] if len(words) > 1 else None
+    return exercise_from_args(args), words[0]
 
 
 def cmd_repro(args: argparse.Namespace, console: Console) -> int:
@@ -229,9 +347,10 @@ def cmd_repro(args: argparse.Namespace, console: Console) -> int:
 
     exercise = exercise_from_args(args)
     script, data = repro.write(exercise, args.case, learner_file(args.file or exercise.stub))
-    shown = script.relative_to(exercise.root)
-    console.print(inert(f"Wrote {shown}, with the example's inputs in {data.name}: python -i {shown} runs your "
-                        f"function on them (python -m pdb {shown} steps into it)."), markup=False, highlight=False)
+    # Both commands as they work from here: this folder's path to the script, and the Python that has torch.
+    shown, python = shlex.quote(os.path.relpath(script)), repro.python_command()
+    console.print(inert(f"Wrote {shown}, with the example's inputs in {data.name}: {python} -i {shown} runs your "
+                        f"function on them ({python} -m pdb {shown} steps into it)."), markup=False, highlight=False)
     return EXIT_OK
 
 

@@ -64,10 +64,14 @@ class TerminalRenderer:
     run (a few examples) and with `verbose`; a submission, hundreds of cases, only counts them per suite.
     """
 
-    def __init__(self, console: Console, stub_hint: str = "", verbose: bool = False) -> None:
+    def __init__(self, console: Console, stub_hint: str = "", verbose: bool = False, exercise_word: str = "") -> None:
         self.console = console
         self.stub_hint = stub_hint
         self.verbose = verbose
+        # What follows `grader hint` or `grader submit` in a suggested command (" 07-ring-attention" where the
+        # current folder would not choose the exercise), and what an acceptance says to do next.
+        self.exercise_word = exercise_word
+        self.next_step = ""
         self._header = ""
         self._containment: str | Callable[[], str] = ""
         self._every_case = True
@@ -94,13 +98,19 @@ class TerminalRenderer:
         self._header = f"[heading]{show(one_line(exercise))}[/]: {show(one_line(file))} on {what}"
         self._containment = containment
 
-    def _print_header(self) -> None:
+    def announce(self) -> None:
+        """Print the header's first line now, before anything slow; the containment line waits for the first result."""
         if self._header:
-            containment = self._containment() if callable(self._containment) else self._containment
             print_indented(self.console, self._header, first="")
+            self._header = ""
+
+    def _print_header(self) -> None:
+        self.announce()
+        if self._containment:
+            containment = self._containment() if callable(self._containment) else self._containment
             if containment:
                 self.console.print(f"[muted]{show(containment)}[/]")
-            self._header = ""
+            self._containment = ""
 
     def case(self, result: CaseResult) -> None:
         self._live.advance(result)
@@ -178,7 +188,7 @@ class TerminalRenderer:
         elif report.all_not_attempted:
             console.print(f"[not attempted]Not attempted yet.[/] Write the functions in "
                           f"[code]{show(self.stub_hint or report.file)}[/], then run this again. "
-                          f"Stuck? [code]grader hint[/] opens one hint at a time.")
+                          f"Stuck? [code]grader hint{show(self.exercise_word)}[/] opens one hint at a time.")
         else:
             self._summary(report)
         console.print(f"[muted]{report.seconds:.1f} s[/]")
@@ -199,7 +209,7 @@ class TerminalRenderer:
         console = self.console
         if report.mode == "submit" or len({result.suite for result in report.results}) > 1:
             summary.suite_counts(console, report)
-        summary.likely_mistakes(console, report)
+        summary.likely_mistakes(console, report, f"grader hint{self.exercise_word}")
         summary.fix_first(console, report)
         summary.not_attempted(console, report)
         if report.mode == "submit":
@@ -213,5 +223,8 @@ class TerminalRenderer:
                               f"for acceptance and it failed, whatever the other cases score.")
             else:
                 console.print(f"Score {report.score:.4g} of {report.max_score:g}.")
+            if not report.failed and not required and self.next_step:
+                console.print(show(self.next_step))
         elif not report.failed:
-            console.print("[passed]All examples pass.[/] Run [code]grader submit[/] to run every test.")
+            console.print(f"[passed]All examples pass.[/] Run [code]grader submit{show(self.exercise_word)}[/] to run "
+                          f"every test.")
