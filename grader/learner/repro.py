@@ -106,7 +106,9 @@ def python_command(base: Path | None = None) -> str:
     if found and Path(found).absolute().parent == executable.parent:
         return "python"
     relative = os.path.relpath(executable, base or Path.cwd())
-    return shlex.quote(relative if not relative.startswith("..") else str(executable))
+    if relative.startswith(".."):
+        return shlex.quote(str(executable))
+    return shlex.quote(relative if os.sep in relative else f".{os.sep}{relative}")  # `python` alone: the shell's
 
 
 def _comment(text: str) -> str:
