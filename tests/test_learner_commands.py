@@ -12,7 +12,8 @@ from conftest import REPO, make_course, run_cli
 
 SOFTMAX, RING = "01-stable-softmax", "07-ring-attention"
 run = run_cli
-RIGHT = "def scale(x, factor):\n    total = x - x\n    for _ in range(factor):\n        total = total + x\n    return total\n"
+RIGHT = ("def scale(x, factor):\n    total = x - x\n    for _ in range(factor):\n        total = total + x\n"
+         "    return total\n")
 WRONG = "def scale(x, factor):\n    return x + x  # always twice\n"
 
 
@@ -195,12 +196,13 @@ def test_hints_by_function(two, capsys, monkeypatch) -> None:
     assert code == 0 and lines[0] == "Hint 1 of 1 about merge_chunk_stats (new)"
     assert any("correction" in line.lower() or "shared max" in line for line in lines)
     _, lines = run(capsys, "status")
-    assert f"Hints opened: 1 of 3 (attention_chunk_stats 0 of 1, merge_chunk_stats 1 of 1, ring_attention 0 of 1)" \
+    assert "Hints opened: 1 of 3 (attention_chunk_stats 0 of 1, merge_chunk_stats 1 of 1, ring_attention 0 of 1)" \
         in lines
     _, lines = run(capsys, "hint")  # the first not opened, in the exercise's order
     headings = [line for line in lines if line.startswith("Hint ")]
     assert headings == ["Hint 1 of 3 (new)", "Hint 2 of 3"]
-    assert lines[-1].startswith("Hints by function: attention_chunk_stats (1), merge_chunk_stats (1), ring_attention (1)")
+    assert lines[-1].startswith("Hints by function: attention_chunk_stats (1), merge_chunk_stats (1), "
+                                "ring_attention (1)")
     _, lines = run(capsys, "hint", "3")  # a number is a hint's number, not an exercise
     assert [line for line in lines if line.startswith("Hint ")] == ["Hint 3 of 3 (new)"]
     monkeypatch.chdir(two)

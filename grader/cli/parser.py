@@ -13,8 +13,8 @@ from grader import __version__
 # so that `grader list` never waits for torch. A test holds this table and the parser to each other.
 HANDLERS = {
     "list": "learner:cmd_list", "show": "learner:cmd_show", "run": "learner:cmd_run", "submit": "learner:cmd_submit",
-    "watch": "learner:cmd_watch", "hint": "learner:cmd_hint", "status": "learner:cmd_status",
-    "reset": "learner:cmd_reset", "history": "learner:cmd_history", "restore": "learner:cmd_restore",
+    "watch": "learner:cmd_watch", "hint": "kept:cmd_hint", "status": "learner:cmd_status",
+    "reset": "kept:cmd_reset", "history": "kept:cmd_history", "restore": "kept:cmd_restore",
     "repro": "learner:cmd_repro",
     "validate": "instructor:cmd_validate",
     "export": "staff:cmd_export", "autograde": "staff:cmd_autograde", "grade": "staff:cmd_grade",
@@ -22,7 +22,8 @@ HANDLERS = {
 }
 
 
-EXERCISE_HELP = "exercise name or unique prefix (07); default: the exercise of the current folder, else the first not yet accepted"
+EXERCISE_HELP = ("exercise name or unique prefix (07); default: the exercise of the current folder, else the first "
+                 "not yet accepted")
 # `grader --help` lists the commands by who types them.
 GROUPS = (
     ("commands for learners", ("list", "show", "run", "watch", "hint", "submit", "status", "history", "restore",

@@ -40,6 +40,15 @@ def rebuild(folder: Path) -> tuple[dict[str, Any], int]:
     return (data, found) if shape_problem(data) is None else ({}, 0)
 
 
+def rebuilt_note(data: dict[str, Any], found: int, shown: str) -> str:
+    """How the note about a state moved aside ends: what it was rebuilt from, or that a fresh one started."""
+    if not found:
+        return " and a fresh one started"
+    accepted = sorted(name for name, entry in data["exercises"].items() if "accepted" in entry)
+    return (f" and a new one rebuilt from the {found} submission{'s' if found != 1 else ''} kept in {shown}/"
+            + (f" ({', '.join(accepted)} accepted)" if accepted else "") + "; hints opened are counted from 0 again")
+
+
 def _files(kept: Path) -> list[Path]:
     try:
         return sorted(path for path in kept.iterdir() if RESULTS_NAME.fullmatch(path.name))

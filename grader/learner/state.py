@@ -94,21 +94,15 @@ class LearnerState:
 
     def _rebuilt(self) -> dict[str, Any]:
         """After the state was moved aside: what the kept submissions prove, saved, and the note says so."""
-        from grader.learner.rebuild import rebuild
+        from grader.learner.rebuild import rebuild, rebuilt_note
 
         data, found = rebuild(self.folder)
-        if not found:
-            self.notes[-1] += " and a fresh one started"
-            return {}
-        accepted_ones = sorted(name for name, entry in data["exercises"].items() if "accepted" in entry)
-        try:
-            self._save(data)
-        except OSError as error:
-            raise StateError(f"{self._show(self.path)} could not be rebuilt ({_reason(error)})") from None
-        self.notes[-1] += (f" and a new one rebuilt from the {found} submission{'s' if found != 1 else ''} kept in "
-                           f"{self._show(self.folder / 'submissions')}/"
-                           + (f" ({', '.join(accepted_ones)} accepted)" if accepted_ones else "")
-                           + "; hints opened are counted from 0 again")
+        if found:
+            try:
+                self._save(data)
+            except OSError as error:
+                raise StateError(f"{self._show(self.path)} could not be rebuilt ({_reason(error)})") from None
+        self.notes[-1] += rebuilt_note(data, found, self._show(self.folder / "submissions"))
         return data
 
     def _move_aside(self, problem: str) -> None:
@@ -162,16 +156,6 @@ class LearnerState:
     def exercise(self, name: str) -> dict[str, Any]:
         """What is recorded for one exercise (empty before anything happened)."""
         return self._load().get("exercises", {}).get(name, {})
-
-    def hints_opened(self, name: str) -> int:
-        return self.exercise(name).get("hints_opened", 0)
-
-    def open_hint(self, name: str, available: int) -> int:
-        """Open the next hint if there is one; returns how many are open now."""
-        def change(entry: dict[str, Any]) -> None:
-            entry["hints_opened"] = min(entry.get("hints_opened", 0) + 1, available)
-
-        return self._update(name, change)["hints_opened"]
 
     def open_hints(self, name: str, order: list[str], opening: list[str]) -> list[str]:
         """Mark the hint files `opening` open; every open one, in the order opened. `order` is the exercise's hint
