@@ -114,11 +114,11 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
             progress.notes.append(f"note: this {mode} was not recorded: {error}")
         # Printed with the report's notes, so that the count line stays the last line.
         report.notes.extend(progress.notes)
-        if report.mode == "submit" and report.status == "passed":
-            renderer.next_step = next_step(exercise)
         if saved:
             report.notes.append(f"Submission {saved.number} recorded in "
                                 f"{saved.results.parent.relative_to(exercise.root)}/ (grader history lists them).")
+    if report.mode == "submit" and report.status == "passed":
+        renderer.next_step = next_step(exercise)  # read after the acceptance was recorded
     renderer.finish(report)
     if archive:
         _archive(exercise, file, console)

@@ -75,7 +75,8 @@ def render(exercise: Exercise, listed: list[Item]) -> list[str]:
     """`grader history`'s lines for one exercise: a heading, then one aligned line per item."""
     lines = [f"{exercise.name}: {exercise.stub.relative_to(exercise.root)}"]
     if not listed:
-        return lines + ["  nothing yet: each submission is kept (grader submit), and so is each file reset replaces"]
+        return lines + [f"  nothing yet: each submission is kept (grader submit {exercise.name}), and so is each file "
+                        f"reset or restore replaces"]
     width = max(len(item.label) for item in listed)
     verdicts = max(len(item.verdict) for item in listed)
     for item in listed:

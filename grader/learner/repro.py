@@ -16,7 +16,7 @@ SCRIPT = '''\
 #     {python} -i {script}       then look at inputs, result and expected
 #     {python} -m pdb {script}   to step into your function
 # ({python}: the Python the grader runs in, which has torch.)
-# The verdict, with the exercise's tolerance and rules: grader run {exercise_name} -k {case}
+# The verdict, with the exercise's tolerance and rules: grader run {exercise} -k {case}
 # This script runs your code directly in this Python, with no sandbox and no limits, on purpose: it is a
 # tool for debugging your own code, not a grading (grader run and grader submit grade in a sandbox).
 import importlib.util
@@ -79,7 +79,7 @@ def write(exercise: Exercise, name: str, learner: Path) -> tuple[Path, Path]:
     text = SCRIPT.format(
         case=_comment(case.name), exercise=_comment(exercise.name), data=data.name,
         about=f": {_comment(case.about)}" if case.about else "", folder=f"{STATE_DIR}/repro",
-        script=_shown(script, exercise.root), python=python_command(exercise.root), exercise_name=exercise.name, learner=_path_code(learner, exercise.root), module=learner.stem,
+        script=_shown(script, exercise.root), python=python_command(exercise.root), learner=_path_code(learner, exercise.root), module=learner.stem,
         arguments=", ".join(function.arguments), outputs=", ".join(function.outputs),
         call=f"learner.{case.function}" if case.function.isidentifier() else f"getattr(learner, {case.function!r})")
     try:
