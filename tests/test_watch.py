@@ -110,8 +110,7 @@ def test_an_option_that_does_not_fit_ends_the_watch_at_once(course: Path, capsys
     before = own_processes()
     assert main(["watch", RING, "-k", "nothing-like-it", "--no-record"]) == 2
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"{RING}: exercises/{RING}/ring_attention.py on examples",  # the header, before anything slow
-                     f"error: -k 'nothing-like-it' matches no example of {RING}; its examples: stats-tiny-by-hand, "
+    assert lines == [f"error: -k 'nothing-like-it' matches no example of {RING}; its examples: stats-tiny-by-hand, "
                      "stats-shapes-d-differs-from-dv, merge-new-chunk-has-larger-max, "
                      "merge-accumulator-has-larger-max, ring-two-equal-chunks, ring-uneven-chunks, "
                      "ring-float32-chunks-of-one"]

@@ -89,7 +89,10 @@ def _graded(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader.sandbox.machine import containment
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
-    renderer.announce()  # before torch is imported here: the learner sees what is being graded at once
+    if console.is_terminal:
+        # At once, before torch is imported here: the learner sees what is being graded. Piped, the header waits
+        # for the first result as before, so that an error before any case stays one line for scripts.
+        renderer.announce()
     from grader.course.examples import select
     from grader.grading.pipeline import grade
     from grader.report.gradescope_json import report_to_json, write_json
