@@ -38,3 +38,14 @@ class CourseBroken(GraderError):
 
     def __reduce__(self) -> tuple:  # rebuilt from `where` alone in another process (validate's pool)
         return type(self), (self.where,)
+
+
+def did_you_mean(word: str, choices: list[str]) -> str:
+    """' (did you mean X?)' for the closest of `choices` to a mistyped `word`, else ''."""
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    if not close:  # `ring-atention` against `07-ring-attention`: compare without the number too
+        bare = {choice.split("-", 1)[-1]: choice for choice in choices if "-" in choice}
+        close = [bare[found] for found in difflib.get_close_matches(word, list(bare), n=1, cutoff=0.6)]
+    return f" (did you mean {close[0]}?)" if close else ""

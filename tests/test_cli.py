@@ -105,12 +105,12 @@ def test_hints_open_one_at_a_time_and_persist(course, capsys) -> None:
 
 def test_reset_restores_the_stub_and_keeps_a_backup(course, exercise, capsys) -> None:
     exercise.stub.write_text("# my work in progress\n")
-    code, out = run(capsys, "reset")
-    assert code == 0 and "Restored" in out
+    code, out = run(capsys, "reset", "07")
+    assert code == 0 and "Restored exercises/07-ring-attention/ring_attention.py (07-ring-attention)" in out
     assert exercise.stub.read_bytes() == exercise.starter.read_bytes()
     backups = list((course / ".grader" / "backups" / "07-ring-attention").iterdir())
     assert [b.read_text() for b in backups] == ["# my work in progress\n"]
-    _, again = run(capsys, "reset")
+    _, again = run(capsys, "reset", "--yes")
     assert "already the original stub" in again
 
 

@@ -49,12 +49,12 @@ def test_history_and_restore_bring_back_each_file_byte_for_byte(scale, capsys) -
     assert [line.split()[0] for line in lines[1:3]] == ["1", "2"]
     assert "accepted" in lines[1] and "score 10 of 10" in lines[1]
     assert "4 of 4 failed" in lines[2] and "score 0 of 10" in lines[2]
-    assert lines[-1].startswith("grader restore N puts submission N back in your file")
+    assert lines[-1].startswith("grader restore EX N puts submission N of exercise EX back in its file")
 
     code, lines = run(capsys, "restore", "1")
     assert code == 0 and len(lines) == 1
-    assert lines[0].startswith("Restored submission 1 (") and ", accepted) into exercises/02-scale/scale.py" in lines[0]
-    assert lines[0].endswith("; what it held is backup-1 (grader restore backup-1 brings it back).")
+    assert lines[0].startswith("Restored submission 1 of 02-scale (") and ", accepted) into exercises/02-scale/scale.py" in lines[0]
+    assert lines[0].endswith("; what it held is backup-1 (grader restore 02-scale backup-1 brings it back).")
     assert stub.read_text() == RIGHT  # byte for byte what was submitted
 
     code, lines = run(capsys, "restore", "backup-1", EXERCISE)  # restoring is itself undoable
@@ -72,7 +72,7 @@ def test_history_and_restore_bring_back_each_file_byte_for_byte(scale, capsys) -
 
     code, lines = run(capsys, "restore", "2")
     assert code == 0 and lines == [
-        f"exercises/02-scale/scale.py already holds submission 2 ({state['submissions'][1]['when'].replace('T', ' ')}"
+        f"exercises/02-scale/scale.py already holds submission 2 of 02-scale ({state['submissions'][1]['when'].replace('T', ' ')}"
         f", 4 of 4 failed): nothing to do."]
 
 

@@ -183,7 +183,7 @@ mine = state.LearnerState(root)
 for number in range(40):
     source.write_text(f"{tag} {number}")
     mine.backup("ex", source)
-    mine.open_hint("ex", 1000)
+    mine.open_hints("ex", [], [f"{tag}-{number}.md"])
 """
 
 
@@ -195,7 +195,7 @@ def test_two_graders_at_once_lose_nothing(tmp_path) -> None:
     backups = [path.read_text() for path in (tmp_path / ".grader" / "backups" / "ex").iterdir()]
     assert sorted(backups) == sorted(f"{tag} {number}" for tag in "ab" for number in range(40))
     state = json.loads((tmp_path / ".grader" / "state.json").read_text())
-    assert state["exercises"]["ex"]["hints_opened"] == 80  # every change kept: none written over
+    assert len(state["exercises"]["ex"]["hints_seen"]) == 80  # every change kept: none written over
     assert sorted(backup["number"] for backup in state["exercises"]["ex"]["backups"]) == list(range(1, 81))
     assert not list((tmp_path / ".grader").glob("*.tmp"))
 
@@ -203,7 +203,7 @@ def test_two_graders_at_once_lose_nothing(tmp_path) -> None:
 def test_backups_and_submissions_in_the_same_second_are_all_kept(course, exercise, capsys, still_clock) -> None:
     for text in ("# first try\n", "# second try\n"):
         exercise.stub.write_text(text)
-        assert run(capsys, "reset")[0] == 0
+        assert run(capsys, "reset", "--yes")[0] == 0
     backups = course / ".grader" / "backups" / EXERCISE
     assert sorted(path.name for path in backups.iterdir()) == [
         f"001-{STAMP}-ring_attention.py", f"002-{STAMP}-ring_attention.py"]
@@ -222,7 +222,7 @@ def test_backups_and_submissions_in_the_same_second_are_all_kept(course, exercis
 
 def test_an_interrupted_save_leaves_the_state_and_no_temporary_file(course, monkeypatch) -> None:
     mine = LearnerState(course)
-    mine.open_hint(EXERCISE, 3)
+    mine.open_hints(EXERCISE, ["1-a.md"], ["1-a.md"])
     before = mine.path.read_bytes()
 
     def interrupt(descriptor):
@@ -230,7 +230,7 @@ def test_an_interrupted_save_leaves_the_state_and_no_temporary_file(course, monk
 
     monkeypatch.setattr(progress_module.os, "fsync", interrupt)
     with pytest.raises(KeyboardInterrupt):
-        mine.open_hint(EXERCISE, 3)
+        mine.open_hints(EXERCISE, ["1-a.md", "2-b.md"], ["2-b.md"])
     assert mine.path.read_bytes() == before
     assert not list(mine.folder.glob("*.tmp"))
 

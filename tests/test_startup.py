@@ -67,11 +67,11 @@ def test_the_command_skips_the_interpreters_teardown_but_not_its_output_or_statu
     from pathlib import Path
 
     repo = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "GRADER_ROOT": str(repo), "COLUMNS": "100"}
+    env = {**os.environ, "GRADER_ROOT": str(repo), "COLUMNS": "100", "PYTHONPATH": str(repo)}
     shown = subprocess.run([sys.executable, "-m", "grader", "show", "07-ring-attention"], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
-    assert len(shown.stdout) > 2000 and " ".join(shown.stdout.split()).endswith("grader hint, grader submit.")
+    assert len(shown.stdout) > 2000 and " ".join(shown.stdout.split()).endswith("grader hint 07-ring-attention, grader submit 07-ring-attention.")
     missing = subprocess.run([sys.executable, "-m", "grader", "show", "no-such-exercise"], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "no-such-exercise" in missing.stdout + missing.stderr
@@ -124,3 +124,139 @@ def test_without_threads_at_work_it_runs_the_exit_handlers_then_leaves_at_once(m
     with pytest.raises(Left):
         cli.entry()
     assert handlers == [1] and left == [3]
+
+
+QUICK = [["list"], ["show", "07-ring-attention"], ["hint", "07-ring-attention"], ["status"], ["history"],
+         ["run", "08-no-such-exercise"], ["submit", "--file", "nowhere.py"], ["rnu"], ["restore", "01"]]
+
+
+def _grader(argv: list[str], cwd, *flags: str):
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(repo), "NO_COLOR": "1"}
+    env.pop("GRADER_ROOT", None)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, *flags, "-m", "grader", *argv], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+    return done, time.monotonic() - started
+
+
+def _bare_torch_seconds() -> float:
+    import subprocess
+    import sys
+    import time
+
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True, timeout=300)
+    return time.monotonic() - started
+
+
+def test_commands_that_need_no_torch_never_import_it(tmp_path) -> None:
+    """Usage errors, list, show, hint, status, history: answered without torch, well within a bare import of it."""
+    from conftest import make_course
+
+    course = make_course(tmp_path / "course", ["01-stable-softmax", "07-ring-attention"])
+    for argv in QUICK:
+        done, _ = _grader(argv, course, "-X", "importtime")
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+        assert imported and not {name for name in imported if name == "torch" or name.startswith("torch.")}, argv
+    torch_seconds = _bare_torch_seconds()
+    for argv in QUICK:
+        done, seconds = _grader(argv, course)
+        assert done.returncode in (0, 2) and "Traceback" not in done.stdout + done.stderr, (argv, done.stdout)
+        assert seconds < 0.3 * torch_seconds, (argv, seconds, torch_seconds)
+
+
+def _on_a_terminal(argv: list[str], cwd, env: dict) -> tuple[int, list[str]]:
+    """Run `argv` with a pseudo-terminal as its standard streams, as a learner's shell runs it: status and lines."""
+    import os
+    import pty
+    import select
+    import subprocess
+
+    master, slave = pty.openpty()
+    child = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env)
+    os.close(slave)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 300)
+            if not ready:
+                break
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not data:
+                break
+            chunks.append(data)
+        status = child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        os.close(master)
+    return status, b"".join(chunks).decode(errors="replace").replace("\r", "").splitlines()
+
+
+def test_run_prints_its_header_before_torch_is_imported(tmp_path) -> None:
+    """On a terminal the header is the first thing printed, before torch is imported (piped, it waits for the first
+    result, so that an error before any case stays one line)."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from conftest import make_course
+
+    course = make_course(tmp_path / "course", ["07-ring-attention"])
+    watch = ("import sys, importlib.abc\n"
+             "class Watch(importlib.abc.MetaPathFinder):\n"
+             "    def find_spec(self, name, path, target=None):\n"
+             "        if name == 'torch':\n"
+             "            print('<<torch imported here>>', flush=True)\n"
+             "            sys.meta_path.remove(self)\n"
+             "        return None\n"
+             "sys.meta_path.insert(0, Watch())\n"
+             "from grader.cli import main\n"
+             "sys.exit(main(['run', '-k', 'no-such-example', '--no-record']))\n")
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(repo), "NO_COLOR": "1", "GRADER_ROOT": str(course), "COLUMNS": "200"}
+    status, lines = _on_a_terminal([sys.executable, "-c", watch], course, env)
+    lines = [line.strip() for line in lines if line.strip()]
+    assert status == 2, lines
+    assert lines[0] == "07-ring-attention: exercises/07-ring-attention/ring_attention.py on examples", lines
+    assert lines[1] == "<<torch imported here>>", lines
+    assert lines[-1].startswith("error: -k 'no-such-example' matches no example of 07-ring-attention"), lines
+
+
+def test_the_readme_leaves_grader_usable_in_a_new_login_shell(tmp_path) -> None:
+    """The README's set-up activates the virtual environment and says to do so in each new shell; done so in a
+    fresh `bash -lc`, `grader` is found and grades the exercise of the folder it is typed in."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pytest
+    from conftest import make_course
+
+    repo = Path(__file__).resolve().parent.parent
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    setup = readme[readme.index("## Set up"):readme.index("## For learners")]
+    assert "&& source .venv/bin/activate" in setup and "source .venv/bin/activate" in setup.split("```")[2]
+    activate = Path(sys.prefix) / "bin" / "activate"
+    if not activate.is_file() or not (Path(sys.prefix) / "bin" / "grader").is_file() or not shutil.which("bash"):
+        pytest.skip("this Python is not a virtual environment with the grader installed")
+    course = make_course(tmp_path / "course", ["01-stable-softmax", "07-ring-attention"])
+    env = {key: value for key, value in os.environ.items() if key not in ("GRADER_ROOT", "VIRTUAL_ENV")}
+    env.update(PYTHONPATH=str(repo), NO_COLOR="1", PATH="/usr/bin:/bin")
+    done = subprocess.run(["bash", "-lc", f"source {activate} && cd exercises/07-ring-attention && grader show"],
+                          cwd=course, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Ring attention" in done.stdout.splitlines()[0] + done.stdout.splitlines()[1]

@@ -127,6 +127,8 @@ def test_a_long_statement_is_paged_on_a_terminal_and_printed_when_piped(course: 
 
 
 def test_show_and_hint_wrap_at_columns_when_piped(course: Path, capsys, monkeypatch) -> None:
+    from grader.course.hints import read_hint
+
     monkeypatch.setenv("COLUMNS", "60")
     assert main(["show"]) == 0
     out = capsys.readouterr().out
@@ -138,4 +140,5 @@ def test_show_and_hint_wrap_at_columns_when_piped(course: Path, capsys, monkeypa
         assert main(["hint"]) == 0
     out = capsys.readouterr().out
     for hint in hints:
-        assert not missing_from(out, hint.read_text(encoding="utf-8")), hint.name
+        assert not missing_from(out, read_hint(hint).text), hint.name  # its front matter is not shown
+        assert not any(line.strip().startswith(("function:", "---")) for line in out.splitlines())

@@ -97,9 +97,12 @@ def test_each_save_runs_again_and_ctrl_c_stops_everything(course: Path, tmp_path
 def test_without_watchfiles_it_says_how_to_install_it(course: Path, capsys, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "watchfiles", None)  # an import of it now fails
     assert main(["watch", RING]) == 2
+    from grader.learner.repro import python_command
+
+    # The pip of the Python the grader runs in: a bare `pip` may install into another one.
     assert capsys.readouterr().out.splitlines() == [
-        "error: grader watch needs the watchfiles package: pip install watchfiles (or pip install -e . from the "
-        "course's folder)"]
+        f"error: grader watch needs the watchfiles package: {python_command()} -m pip install watchfiles (the Python "
+        f"the grader runs in)"]
 
 
 def test_an_option_that_does_not_fit_ends_the_watch_at_once(course: Path, capsys) -> None:

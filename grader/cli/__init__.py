@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 from grader.cli.parser import HANDLERS, build_parser
-from grader.errors import GraderError
+from grader.errors import GraderError, did_you_mean
 from grader.files import now, unique_path
 from grader.inert import inert
 
@@ -70,6 +70,12 @@ def entry() -> NoReturn:
 
 
 def _dispatch(argv: list[str] | None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    if words and not words[0].startswith("-") and words[0] not in HANDLERS:
+        # Before argparse, whose answer lists every command but suggests none.
+        _say(f"error: no command called {inert(repr(words[0]))}{did_you_mean(words[0], list(HANDLERS))}; "
+             f"grader --help lists them")
+        return EXIT_USAGE
     args = build_parser().parse_args(argv)
     if args.command is None:
         build_parser().print_help()

@@ -1,8 +1,10 @@
-"""The learner's commands: list, show, run, submit, watch, hint, status, reset, history, restore, repro."""
+"""The learner's commands: list, show, run, submit, status, repro, watch (hints and what is kept: kept.py)."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import time
 from pathlib import Path
 
@@ -10,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from grader.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
-from grader.cli.common import exercise_from_args, learner_state, process_started
+from grader.cli.common import exercise_from_args, exercise_word, learner_state, next_step, process_started
 from grader.course.exercise import (
     Exercise,
     check_exists,
@@ -45,8 +47,9 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     exercise = exercise_from_args(args)
     text = check_exists(exercise.statement, "the statement").read_text(encoding="utf-8")
+    word = escape(exercise_word(exercise))
     page_markdown(console, text, after=["", f"[muted]Your file: {exercise.stub.relative_to(exercise.root)}. "
-                                            f"Next: grader run, grader hint, grader submit.[/]"])
+                                            f"Next: grader run{word}, grader hint{word}, grader submit{word}.[/]"])
     return EXIT_OK
 
 
@@ -61,15 +64,16 @@ def cmd_submit(args: argparse.Namespace, console: Console) -> int:
 def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader.sandbox import zygote
 
+    # The exercise and the file first: a typo or a wrong path is said at once, before torch is imported anywhere.
+    args.exercise = exercise_from_args(args).name
+    if args.file:
+        learner_file(args.file)
     with zygote.held():  # started first: it imports torch on another core while this process imports it too
         return _graded(args, console, mode, process_started())
 
 
 def _graded(args: argparse.Namespace, console: Console, mode: str, started: float | None = None) -> int:
     """Grade and show it; `started`: when the command began, for its duration (a watch's run: now)."""
-    from grader.course.examples import select
-    from grader.grading.pipeline import grade
-    from grader.report.gradescope_json import report_to_json, write_json
     from grader.report.terminal import TerminalRenderer
 
     group = next(((option, value) for option in ("ranks", "ring") if (value := getattr(args, option, None)) is not None),
@@ -83,10 +87,19 @@ def _graded(args: argparse.Namespace, console: Console, mode: str, started: floa
     source = snapshot(file) if mode == "submit" and not args.no_record else None
     renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)),
                                 verbose=getattr(args, "verbose", False),
-                                started=time.monotonic() if started is None else started)
+                                started=time.monotonic() if started is None else started,
+                                exercise_word=exercise_word(exercise))
     from grader.sandbox.machine import containment
 
     renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
+    if console.is_terminal:
+        # At once, before torch is imported here: the learner sees what is being graded. Piped, the header waits
+        # for the first result as before, so that an error before any case stays one line for scripts.
+        renderer.announce()
+    from grader.course.examples import select
+    from grader.grading.pipeline import grade
+    from grader.report.gradescope_json import report_to_json, write_json
+
     only = select(exercise, args.pattern, group) if getattr(args, "pattern", None) else None  # run -k
     with renderer.live():  # a progress bar on a terminal, gone before the summary
         report = grade(exercise, file, mode, args.device, on_result=renderer.case, on_start=renderer.start,
@@ -110,6 +123,8 @@ def _graded(args: argparse.Namespace, console: Console, mode: str, started: floa
         if saved:
             report.notes.append(f"Submission {saved.number} recorded in "
                                 f"{saved.results.parent.relative_to(exercise.root)}/ (grader history lists them).")
+    if report.mode == "submit" and report.status == "passed":
+        renderer.next_step = next_step(exercise)  # read after the acceptance was recorded
     renderer.finish(report)
     if archive:
         _archive(exercise, file, console)
@@ -132,28 +147,8 @@ def _archive(exercise: Exercise, file: Path, console: Console) -> None:
                   f"verified): {show(hand_in(exercise.root).rstrip('.'))}.")
 
 
-def cmd_hint(args: argparse.Namespace, console: Console) -> int:
-    exercise = exercise_from_args(args)
-    hints = exercise.hint_files()
-    if not hints:
-        console.print(f"{exercise.name} has no hints.")
-        return EXIT_OK
-    progress = learner_state(exercise.root, console)
-    already = progress.hints_opened(exercise.name)
-    opened = progress.open_hint(exercise.name, len(hints))
-    for number, path in enumerate(hints[:opened], start=1):
-        fresh = " (new)" if number > already else ""
-        console.print(f"[heading]Hint {number} of {len(hints)}{fresh}[/]")
-        print_markdown(console, path.read_text(encoding="utf-8"))
-        console.print()
-    if already >= len(hints):
-        console.print(f"That was the last hint: all {len(hints)} are open.")
-    elif opened < len(hints):
-        console.print(f"[muted]{len(hints) - opened} more; each gives away more than the last.[/]")
-    return EXIT_OK
-
-
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
+    from grader.cli.kept import hints_line
     from grader.learner.history import acceptance_line
 
     root = find_root()
@@ -177,51 +172,7 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
                 # Read back from .grader/state.json, which anyone can edit: shown inert.
                 console.print(f"{label}: {show(entry['when'])}: {entry['passed']} passed, {entry['failed']} "
                               f"failed of {entry['total']} ({show(verdict)}), {show(entry['file'])}")
-        console.print(f"Hints opened: {state.get('hints_opened', 0)} of {len(exercise.hint_files())}")
-    return EXIT_OK
-
-
-def cmd_reset(args: argparse.Namespace, console: Console) -> int:
-    exercise = exercise_from_args(args)
-    starter = check_exists(exercise.starter, "the pristine starter file")
-    backup = None
-    if exercise.stub.exists():
-        if exercise.stub.read_bytes() == starter.read_bytes():
-            console.print(f"{exercise.stub.relative_to(exercise.root)} is already the original stub.")
-            return EXIT_OK
-        backup = LearnerState(exercise.root).backup(exercise.name, exercise.stub)
-    exercise.stub.write_bytes(starter.read_bytes())
-    console.print(f"Restored {exercise.stub.relative_to(exercise.root)} to the original stub.")
-    if backup:
-        console.print(f"Your previous file is kept in {backup.source.relative_to(exercise.root)} "
-                      f"(grader restore backup-{backup.number} brings it back).")
-    return EXIT_OK
-
-
-def cmd_history(args: argparse.Namespace, console: Console) -> int:
-    from grader.learner import history
-
-    root = find_root()
-    exercises = [find_exercise(root, args.exercise)] if args.exercise else load_course(root)
-    progress = learner_state(root, console)
-    listed = False
-    for exercise in exercises:
-        found = history.items(exercise, progress)
-        listed = listed or bool(found)
-        # File names and times are read back from .grader/state.json, which anyone can edit: shown inert.
-        for line in history.render(exercise, found):
-            console.print(inert(line), markup=False, highlight=False)
-    if listed:
-        console.print(history.HOW_TO_RESTORE, style="muted", markup=False, highlight=False)
-    return EXIT_OK
-
-
-def cmd_restore(args: argparse.Namespace, console: Console) -> int:
-    from grader.learner import history
-
-    exercise = exercise_from_args(args)
-    line = history.restore(exercise, args.which, learner_state(exercise.root, console))
-    console.print(inert(line), markup=False, highlight=False)
+        console.print(escape(hints_line(exercise, state)))
     return EXIT_OK
 
 
@@ -231,9 +182,10 @@ def cmd_repro(args: argparse.Namespace, console: Console) -> int:
 
     exercise = exercise_from_args(args)
     script, data = repro.write(exercise, args.case, learner_file(args.file or exercise.stub))
-    shown = script.relative_to(exercise.root)
-    console.print(inert(f"Wrote {shown}, with the example's inputs in {data.name}: python -i {shown} runs your "
-                        f"function on them (python -m pdb {shown} steps into it)."), markup=False, highlight=False)
+    # Both commands as they work from here: this folder's path to the script, and the Python that has torch.
+    shown, python = shlex.quote(os.path.relpath(script)), repro.python_command()
+    console.print(inert(f"Wrote {shown}, with the example's inputs in {data.name}: {python} -i {shown} runs your "
+                        f"function on them ({python} -m pdb {shown} steps into it)."), markup=False, highlight=False)
     return EXIT_OK
 
 

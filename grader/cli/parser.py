@@ -12,8 +12,8 @@ from grader import __version__
 # so that `grader list` never waits for torch. A test holds this table and the parser to each other.
 HANDLERS = {
     "list": "learner:cmd_list", "show": "learner:cmd_show", "run": "learner:cmd_run", "submit": "learner:cmd_submit",
-    "watch": "learner:cmd_watch", "hint": "learner:cmd_hint", "status": "learner:cmd_status",
-    "reset": "learner:cmd_reset", "history": "learner:cmd_history", "restore": "learner:cmd_restore",
+    "watch": "learner:cmd_watch", "hint": "kept:cmd_hint", "status": "learner:cmd_status",
+    "reset": "kept:cmd_reset", "history": "kept:cmd_history", "restore": "kept:cmd_restore",
     "repro": "learner:cmd_repro",
     "validate": "instructor:cmd_validate",
     "export": "staff:cmd_export", "autograde": "staff:cmd_autograde", "grade": "staff:cmd_grade",
@@ -21,25 +21,68 @@ HANDLERS = {
 }
 
 
+EXERCISE_HELP = ("exercise name or unique prefix (07); default: the exercise of the current folder, else the first "
+                 "not yet accepted")
+# `grader --help` lists the commands by who types them.
+GROUPS = (
+    ("commands for learners", ("list", "show", "run", "watch", "hint", "submit", "status", "history", "restore",
+                               "reset", "repro")),
+    ("commands for instructors", ("validate",)),
+    ("commands for course staff", ("export", "grade", "gradebook", "autograde")),
+)
+
+
+class _GroupedHelp(argparse.ArgumentParser):
+    """The top-level parser: its help lists the commands in GROUPS, each group under its own heading."""
+
+    def format_help(self) -> str:
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        formatter.add_text(self.description)
+        commands = {choice.dest: choice for action in self._actions
+                    if isinstance(action, argparse._SubParsersAction) for choice in action._choices_actions}
+        for title, names in GROUPS:
+            formatter.start_section(title)
+            formatter.add_arguments([commands[name] for name in names if name in commands])
+            formatter.end_section()
+        formatter.start_section("options")
+        formatter.add_arguments([action for action in self._actions if action.option_strings])
+        formatter.end_section()
+        formatter.add_text(self.epilog)
+        return formatter.format_help()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grader", description="Exercises for ML systems, graded locally.")
+    parser = _GroupedHelp(prog="grader", description="Exercises for ML systems, graded locally.",
+                          usage="grader [-h] [--version] COMMAND ...",
+                          epilog="grader COMMAND --help says more about each command.")
     parser.add_argument("--version", action="version", version=f"grader {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", prog="grader",
+                                     parser_class=argparse.ArgumentParser)
     commands.add_parser("list", help="list the course's exercises")
-    for name, text in (("show", "show an exercise's statement"), ("hint", "open the next hint"),
-                       ("status", "where you stand"), ("reset", "restore the stub (your file is backed up)"),
-                       ("validate", "instructors: check cases, reference, stub, hints and the catalogue")):
+    for name, text in (("show", "show an exercise's statement"),
+                       ("status", "where you stand"), ("reset", "put the stub back (your file is backed up first)"),
+                       ("validate", "check cases, reference, stub, hints and the catalogue")):
         command = commands.add_parser(name, help=text)
-        command.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+        command.add_argument("exercise", nargs="?", help=EXERCISE_HELP)
+        if name == "reset":
+            command.add_argument("--yes", action="store_true",
+                                 help="do not ask: reset even without naming the exercise, or without a terminal")
         if name == "validate":
             command.add_argument("--json", type=Path, metavar="PATH", help="also write the checks and the matrix")
             command.add_argument("--fresh", action="store_true",
                                  help="grade everything again instead of reusing remembered verdicts")
+    hint = commands.add_parser("hint", help="open the next hint (of one function: grader hint merge_chunk_stats)",
+                               usage="grader hint [-h] [EX] [FUNCTION] [N]")
+    hint.add_argument("words", nargs="*", metavar="EX FUNCTION N",
+                      help="an exercise (default: the exercise of the current folder, else the first not yet "
+                           "accepted); a function, to open the hints about it alone; a number, to show that hint")
     for name, text in (("run", "check your code against the examples"),
                        ("submit", "run every test, hidden ones included"),
                        ("watch", "run the examples again each time your file is saved (Ctrl-C stops)")):
         command = commands.add_parser(name, help=text)
-        command.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+        command.add_argument("exercise", nargs="?",
+                             help=EXERCISE_HELP.replace("the current folder", "--file's folder or the current one"))
         command.add_argument("--file", type=Path, help="grade this file instead of the exercise's stub")
         command.add_argument("--device", default="all", choices=("cpu", "cuda", "all"),
                              help="where to run the cases (default: all: the CPU, and CUDA when present)")
@@ -60,12 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_history_commands(commands)
     repro = commands.add_parser("repro", help="write a script that calls your function on one example's inputs")
     repro.add_argument("case", help="the example's name, as grader run shows it")
-    repro.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+    repro.add_argument("exercise", nargs="?", help=EXERCISE_HELP)
     repro.add_argument("--file", type=Path, help="call the functions of this file instead of the exercise's stub")
-    export = commands.add_parser("export", help="course staff: build what is handed out or uploaded")
+    export = commands.add_parser("export", help="build what is handed out or uploaded")
     kinds = export.add_subparsers(dest="kind", metavar="KIND", required=True)
     gradescope = kinds.add_parser("gradescope", help="the autograder zip for one exercise")
-    gradescope.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+    gradescope.add_argument("exercise", nargs="?", help="exercise name (may be left out when the course has one)")
     gradescope.add_argument("-o", "--out", type=Path, required=True, metavar="PATH", help="where to write it")
     learner = kinds.add_parser("learner", help="a bundle for learners: statements, stubs, hints, examples; no answers")
     learner.add_argument("exercise", nargs="*", help="the exercises to include (default: every one of the course)")
@@ -82,18 +125,21 @@ def _add_history_commands(commands: Any) -> None:
     """`history` and `restore`: every submission and every replaced file is kept in .grader/ and can come back."""
     history = commands.add_parser("history", help="your submissions and backups, numbered")
     history.add_argument("exercise", nargs="?", help="exercise name (default: every exercise)")
-    restore = commands.add_parser("restore", help="put a submission or a backup back in your file (backed up first)")
-    restore.add_argument("which", metavar="N", help="a submission's number (3) or a backup (backup-2)")
-    restore.add_argument("exercise", nargs="?", help="exercise name (optional while the course has one)")
+    restore = commands.add_parser("restore", help="put a submission or a backup back in your file (backed up first)",
+                                  usage="grader restore [-h] [EX] N")
+    restore.add_argument("words", nargs="+", metavar="EX N",
+                         help="the exercise (a name or unique prefix such as 01; default: the exercise of the "
+                              "current folder, else the first not yet accepted), then a submission's number (3) "
+                              "or a backup (backup-2); N EX is read too")
 
 
 def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
     """Course staff's commands: grade a cohort, merge shards' gradebooks."""
-    command = commands.add_parser("grade", help="course staff: grade a cohort's submissions into a gradebook")
+    command = commands.add_parser("grade", help="grade a cohort's submissions into a gradebook")
     command.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION",
                          help="a learner's .py or submission archive, a folder holding one, or a folder of those")
     command.add_argument("--out", type=Path, required=True, metavar="DIR", help="the gradebook's folder")
-    command.add_argument("--exercise", metavar="EX", help="the exercise (optional while the course has one)")
+    command.add_argument("--exercise", metavar="EX", help="the exercise (may be left out when the course has one)")
     command.add_argument("--jobs", type=int, metavar="N",
                          help="submissions graded at once (default: the CPUs this process may use)")
     command.add_argument("--force", action="store_true", help="grade again what is already graded")
@@ -111,7 +157,7 @@ def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
                                                        "or 2026-12-01T23:59+01:00")
     command.add_argument("--late-penalty", metavar="RULE", help="what lateness costs, such as 10%%/day or 2%%/hour "
                                                                 "of the points earned")
-    book = commands.add_parser("gradebook", help="course staff: work with gradebooks")
+    book = commands.add_parser("gradebook", help="work with gradebooks")
     actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
     merge = actions.add_parser("merge", help="join shards' gradebooks into one")
     merge.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="gradebooks written by grader grade")

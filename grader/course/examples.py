@@ -7,7 +7,7 @@ import fnmatch
 from grader.course.cases import Case, load_exercise_cases
 from grader.course.checker import Checker, load_checker
 from grader.course.exercise import Exercise
-from grader.errors import UsageError
+from grader.errors import UsageError, did_you_mean
 
 GLOB = "*?["
 
@@ -42,7 +42,8 @@ def select(exercise: Exercise, pattern: str, group: tuple[str, int] | None = Non
         cases += _suite_cases(exercise, *group)
     chosen = {case.name for case in cases if matches(case.name, pattern)}
     if not chosen:
-        raise UsageError(f"-k {pattern!r} matches no example of {exercise.name}; its examples: {_names(cases)}")
+        raise UsageError(f"-k {pattern!r} matches no example of {exercise.name}"
+                         f"{did_you_mean(pattern, [case.name for case in cases])}; its examples: {_names(cases)}")
     return chosen
 
 
@@ -62,7 +63,8 @@ def find(exercise: Exercise, name: str, checker: Checker | None = None) -> Case:
     for case in cases:
         if case.name == name:
             return case
-    raise UsageError(f"{exercise.name} has no example called {name!r}; its examples: {_names(cases)}")
+    raise UsageError(f"{exercise.name} has no example called {name!r}{did_you_mean(name, [c.name for c in cases])}; "
+                     f"its examples: {_names(cases)}")
 
 
 def _names(cases: list[Case]) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from grader import PACKAGE
 from grader.course.yamlfile import LineDict, line_of, line_of_key, load_yaml, require
-from grader.errors import ConfigError, UsageError
+from grader.errors import ConfigError, UsageError, did_you_mean
 from grader.files import SOURCE_LIMIT, kind_of
 
 COURSE_FILE = Path("exercises") / "course.yaml"
@@ -272,7 +272,31 @@ def find_exercise(root: Path, name: str | None) -> Exercise:
         return prefixed[0]
     if len(prefixed) > 1:
         raise UsageError(f"{name!r} could be any of {', '.join(e.name for e in prefixed)}: say which")
-    raise UsageError(f"no exercise called {name!r}; the course has: {names}")
+    raise UsageError(f"no exercise called {name!r}{did_you_mean(wanted, [e.name for e in exercises])}; "
+                     f"the course has: {names}")
+
+
+def match_exercise(exercises: list[Exercise], word: str) -> Exercise | None:
+    """The exercise `word` names (its name, the name without its number, its folder or a unique prefix), else None.
+
+    For commands whose first word may be an exercise or something else (`grader restore 01`, `grader hint 2`)."""
+    wanted = word.rstrip("/").rsplit("/", 1)[-1]
+    if not wanted:
+        return None
+    exact = [e for e in exercises if wanted in (e.name, e.name.split("-", 1)[-1], e.directory.name)]
+    prefixed = exact or [e for e in exercises if e.name.startswith(wanted)]
+    return prefixed[0] if len(prefixed) == 1 else None
+
+
+def exercise_at(exercises: list[Exercise], path: Path) -> Exercise | None:
+    """The exercise whose folder (or hints or solutions folder) holds `path`, else None."""
+    here = path.resolve()
+    for exercise in exercises:
+        for folder in (exercise.directory, exercise.hints, exercise.solution.parent):
+            if here == folder or here.is_relative_to(folder):
+                return exercise
+    return None
+
 
 
 def learner_file(path: Path) -> Path:

@@ -42,6 +42,8 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
               f"{len(hints)} hint files" + (f"; empty: {', '.join(empty)}" if empty else "")))
     problems = _hint_problems(exercise)
     add(Check("hints numbered 1, 2, 3, ... and written in .md", not problems, "; ".join(problems)))
+    unknown = _hint_functions_unknown(exercise)
+    add(Check("hints name functions of the stub", not unknown, "; ".join(unknown)))
     if exercise.stub.is_file() and exercise.starter.is_file():
         same = exercise.stub.read_bytes() == exercise.starter.read_bytes()
         add(Check("learner stub is its starter copy", same, "" if same else
@@ -95,6 +97,29 @@ def _grade_checks(exercise: Exercise, checker: Any, cases: list, suites: dict, e
             add(_check_group(exercise, suite, extra[name], cache))
     group = next(((suite, extra[name]) for name, suite in suites.items() if extra[name]), None)
     _check_catalogue(exercise, checker, cases, validation, progress, cache, group)
+
+
+def _hint_functions_unknown(exercise: Exercise) -> list[str]:
+    """Each hint whose front matter names a function the stub does not define (or whose front matter is broken)."""
+    import ast
+
+    from grader.course.hints import read_hint
+
+    try:
+        tree = ast.parse(exercise.starter.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return []  # the starter's own check says what is wrong with it
+    defined = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    problems = []
+    for path in exercise.hint_files():
+        try:
+            hint = read_hint(path)
+        except (OSError, GraderError) as error:
+            problems.append(str(error))
+            continue
+        problems += [f"{path.name} is about {name}, which {exercise.starter.name} does not define"
+                     for name in hint.functions if name not in defined]
+    return problems
 
 
 def _hint_problems(exercise: Exercise) -> list[str]:

@@ -10,8 +10,8 @@ from grader.course.exercise import Exercise
 from grader.errors import UsageError
 from grader.learner.state import LearnerState, StateError, accepted
 
-HOW_TO_RESTORE = ("grader restore N puts submission N back in your file, grader restore backup-N a backup; "
-                  "your file is backed up first.")
+HOW_TO_RESTORE = ("grader restore EX N puts submission N of exercise EX back in its file, grader restore EX "
+                  "backup-N a backup; the file is backed up first.")
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,8 @@ def render(exercise: Exercise, listed: list[Item]) -> list[str]:
     """`grader history`'s lines for one exercise: a heading, then one aligned line per item."""
     lines = [f"{exercise.name}: {exercise.stub.relative_to(exercise.root)}"]
     if not listed:
-        return lines + ["  nothing yet: each submission is kept (grader submit), and so is each file reset replaces"]
+        return lines + [f"  nothing yet: each submission is kept (grader submit {exercise.name}), and so is each file "
+                        f"reset or restore replaces"]
     width = max(len(item.label) for item in listed)
     verdicts = max(len(item.verdict) for item in listed)
     for item in listed:
@@ -98,7 +99,7 @@ def restore(exercise: Exercise, which: str, progress: LearnerState) -> str:
         raise StateError(f"{name} was recorded without a copy of its file: there is nothing to restore")
     content = _read_kept(progress, record[field])
     stub, shown = exercise.stub, str(exercise.stub.relative_to(exercise.root))
-    described = f"{name} ({record['when'].replace('T', ' ')}, {verdict(record) if kind == 'submission' else 'before ' + record['before']})"
+    described = f"{name} of {exercise.name} ({record['when'].replace('T', ' ')}, {verdict(record) if kind == 'submission' else 'before ' + record['before']})"
     if stub.is_file() and stub.read_bytes() == content:
         return f"{shown} already holds {described}: nothing to do."
     previous = ""
@@ -106,12 +107,22 @@ def restore(exercise: Exercise, which: str, progress: LearnerState) -> str:
         # Restoring is itself undoable: what the learner had is the newest backup.
         kept = progress.backup(exercise.name, stub, before=f"restore {which}")
         previous = (f"; what it held is backup-{kept.number} "
-                    f"(grader restore backup-{kept.number} brings it back)")
+                    f"(grader restore {exercise.name} backup-{kept.number} brings it back)")
     try:
         stub.write_bytes(content)
     except OSError as error:
         raise StateError(f"{shown} could not be written ({error.strerror or error}){previous}") from None
     return f"Restored {described} into {shown}{previous}."
+
+
+def which_to_restore(exercise: Exercise, progress: LearnerState) -> str:
+    """The answer to `grader restore EX` without a number: what EX has kept, and the command that restores one."""
+    kept = [item.label for item in items(exercise, progress) if item.file]
+    if not kept:
+        return (f"{exercise.name} has nothing kept to restore yet (each submission is kept, and so is each file "
+                f"reset or restore replaces)")
+    return (f"restore which of {exercise.name}'s? grader restore {exercise.name} N, where N is one of "
+            f"{', '.join(kept)}; grader history {exercise.name} lists them")
 
 
 def _parse(which: str) -> tuple[str, int]:

@@ -13,9 +13,10 @@ from grader.learner.state import STATE_DIR, StateError
 SCRIPT = '''\
 # Example {case} of {exercise}{about}
 # Written by `grader repro`, with the inputs in {data} built exactly as the grader builds them:
-#     python -i {script}       then look at inputs, result and expected
-#     python -m pdb {script}   to step into your function
-# The verdict, with the exercise's tolerance and rules: grader run -k {case}
+#     {python} -i {script}       then look at inputs, result and expected
+#     {python} -m pdb {script}   to step into your function
+# ({python}: the Python the grader runs in, which has torch.)
+# The verdict, with the exercise's tolerance and rules: grader run {exercise} -k {case}
 # This script runs your code directly in this Python, with no sandbox and no limits, on purpose: it is a
 # tool for debugging your own code, not a grading (grader run and grader submit grade in a sandbox).
 import importlib.util
@@ -79,7 +80,7 @@ def write(exercise: Exercise, name: str, learner: Path) -> tuple[Path, Path]:
     text = SCRIPT.format(
         case=_comment(case.name), exercise=_comment(exercise.name), data=data.name,
         about=f": {_comment(case.about)}" if case.about else "", folder=f"{STATE_DIR}/repro",
-        script=_shown(script, exercise.root), learner=_path_code(learner, exercise.root), module=learner.stem,
+        script=_shown(script, exercise.root), python=python_command(exercise.root), learner=_path_code(learner, exercise.root), module=learner.stem,
         arguments=", ".join(function.arguments), outputs=", ".join(function.outputs),
         call=f"learner.{case.function}" if case.function.isidentifier() else f"getattr(learner, {case.function!r})")
     try:
@@ -91,6 +92,24 @@ def write(exercise: Exercise, name: str, learner: Path) -> tuple[Path, Path]:
         raise StateError(f"{_shown(folder, exercise.root)} could not be written ({error.strerror or error})") \
             from None
     return script, data
+
+
+def python_command(base: Path | None = None) -> str:
+    """How to start the Python the grader runs in, which has torch: `python` where the shell's python is this one
+    (an activated virtual environment), else this interpreter's path (from `base`, or the current folder)."""
+    import os
+    import shlex
+    import shutil
+    import sys
+
+    executable = Path(sys.executable).absolute()  # not resolved: a venv's python is a link to the system's
+    found = shutil.which("python")
+    if found and Path(found).absolute().parent == executable.parent:
+        return "python"
+    relative = os.path.relpath(executable, base or Path.cwd())
+    if relative.startswith(".."):
+        return shlex.quote(str(executable))
+    return shlex.quote(relative if os.sep in relative else f".{os.sep}{relative}")  # `python` alone: the shell's
 
 
 def _comment(text: str) -> str:

@@ -90,7 +90,20 @@ class LearnerState:
             with self._lock():
                 return self._load(locked=True)
         self._move_aside(problem)
-        return {}
+        return self._rebuilt()
+
+    def _rebuilt(self) -> dict[str, Any]:
+        """After the state was moved aside: what the kept submissions prove, saved, and the note says so."""
+        from grader.learner.rebuild import rebuild, rebuilt_note
+
+        data, found = rebuild(self.folder)
+        if found:
+            try:
+                self._save(data)
+            except OSError as error:
+                raise StateError(f"{self._show(self.path)} could not be rebuilt ({_reason(error)})") from None
+        self.notes[-1] += rebuilt_note(data, found, self._show(self.folder / "submissions"))
+        return data
 
     def _move_aside(self, problem: str) -> None:
         aside = None
@@ -104,7 +117,7 @@ class LearnerState:
             raise StateError(f"{self._show(self.path)} could not be read ({problem}) nor moved aside "
                                 f"({_reason(error)}); move or delete it, then run this again") from None
         self.notes.append(f"note: {self._show(self.path)} could not be read ({problem}); it was moved to "
-                          f"{self._show(aside)} and a fresh one started")
+                          f"{self._show(aside)}")
 
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
@@ -144,15 +157,16 @@ class LearnerState:
         """What is recorded for one exercise (empty before anything happened)."""
         return self._load().get("exercises", {}).get(name, {})
 
-    def hints_opened(self, name: str) -> int:
-        return self.exercise(name).get("hints_opened", 0)
-
-    def open_hint(self, name: str, available: int) -> int:
-        """Open the next hint if there is one; returns how many are open now."""
+    def open_hints(self, name: str, order: list[str], opening: list[str]) -> list[str]:
+        """Mark the hint files `opening` open; every open one, in the order opened. `order` is the exercise's hint
+        files, in which a state written before hints were kept by name counts its first `hints_opened`."""
         def change(entry: dict[str, Any]) -> None:
-            entry["hints_opened"] = min(entry.get("hints_opened", 0) + 1, available)
+            seen = opened_hints(entry, order)
+            seen += [hint for hint in opening if hint not in seen]
+            entry["hints_seen"] = seen
+            entry["hints_opened"] = sum(hint in order for hint in seen)
 
-        return self._update(name, change)["hints_opened"]
+        return self._update(name, change)["hints_seen"]
 
     def record(self, report: Report, full_json: dict[str, Any], source: bytes | None = None,
                suffix: str = ".py") -> Kept | None:
@@ -258,6 +272,13 @@ class LearnerState:
                     path.unlink()
             raise StateError(f"{failure} ({self._show(folder)}: {_reason(error)})") from None
         return path
+
+
+def opened_hints(entry: dict[str, Any], order: list[str]) -> list[str]:
+    """The hint files open in one exercise's entry, by name (an older state's count: the first ones of `order`)."""
+    if "hints_seen" in entry:
+        return list(entry["hints_seen"])
+    return order[:entry.get("hints_opened", 0)]
 
 
 def snapshot(path: Path) -> bytes | None:

@@ -31,6 +31,9 @@ def shape_problem(data: Any) -> str | None:
         hints = entry.get("hints_opened", 0)
         if type(hints) is not int or hints < 0:  # type(), not isinstance: true and false are not counts
             return "a count of hints opened is not a whole number"
+        seen = entry.get("hints_seen", [])
+        if not (isinstance(seen, list) and all(isinstance(name, str) for name in seen)):
+            return "its hints opened are not a list of file names"
         for key in ("last_run", "last_submission", "accepted"):
             if entry.get(key) is not None and not _complete(entry[key], SUMMARY_FIELDS):
                 return f"a {key.replace('_', ' ')} is incomplete" if key != "accepted" else \

@@ -20,8 +20,10 @@ def require() -> ModuleType:
     try:
         import watchfiles
     except ImportError:
-        raise UsageError("grader watch needs the watchfiles package: pip install watchfiles "
-                         "(or pip install -e . from the course's folder)") from None
+        from grader.learner.repro import python_command
+
+        raise UsageError(f"grader watch needs the watchfiles package: {python_command()} -m pip install watchfiles "
+                         f"(the Python the grader runs in)") from None
     return watchfiles
 
 

@@ -34,7 +34,7 @@ def suite_counts(console: Console, report: Report) -> None:
         say(console, line)
 
 
-def likely_mistakes(console: Console, report: Report) -> None:
+def likely_mistakes(console: Console, report: Report, hint: str = "grader hint") -> None:
     """Each catalogued mistake once, with the cases it explains; its why and help when an example showed it.
 
     A mistake seen only in hidden cases is named, with their count, and no more: its help would say what
@@ -49,7 +49,7 @@ def likely_mistakes(console: Console, report: Report) -> None:
         hidden = len({r.name for r in results if r.hidden})
         if not shown:
             say(console, f"[diagnosis]Hidden cases suggest: {show(diagnosis.title)}[/] ({_cases(hidden, 'hidden ')}). "
-                         f"Stuck? [code]grader hint[/] opens one hint at a time.")
+                         f"Stuck? [code]{show(hint)}[/] opens one hint at a time.")
             continue
         names = ", ".join(map(show, shown[:NAMES_SHOWN]))
         more = len(shown) - NAMES_SHOWN

@@ -62,11 +62,15 @@ class TerminalRenderer:
     """
 
     def __init__(self, console: Console, stub_hint: str = "", verbose: bool = False,
-                 started: float | None = None) -> None:
+                 started: float | None = None, exercise_word: str = "") -> None:
         self.console = console
         self.stub_hint = stub_hint
         self.verbose = verbose
         self.started = started
+        # What follows `grader hint` or `grader submit` in a suggested command (" 07-ring-attention" where the
+        # current folder would not choose the exercise), and what an acceptance says to do next.
+        self.exercise_word = exercise_word
+        self.next_step = ""
         self._header = ""
         self._file = ""
         self._containment: str | Callable[[], str] = ""
@@ -100,13 +104,19 @@ class TerminalRenderer:
         self._file = self._file or file
         self._containment = containment
 
-    def _print_header(self) -> None:
+    def announce(self) -> None:
+        """Print the header's first line now, before anything slow; the containment line waits for the first result."""
         if self._header:
-            containment = self._containment() if callable(self._containment) else self._containment
             say(self.console, self._header)
+            self._header = ""
+
+    def _print_header(self) -> None:
+        self.announce()
+        if self._containment:
+            containment = self._containment() if callable(self._containment) else self._containment
             if containment:
                 say(self.console, f"[muted]{show(containment)}[/]")
-            self._header = ""
+            self._containment = ""
 
     def case(self, result: CaseResult) -> None:
         self._live.advance(result)
@@ -242,7 +252,7 @@ class TerminalRenderer:
         elif report.all_not_attempted:
             say(console, f"[not attempted]Not attempted yet.[/] Write the functions in "
                          f"[code]{show(self.stub_hint or report.file)}[/], then run this again. "
-                         f"Stuck? [code]grader hint[/] opens one hint at a time.")
+                         f"Stuck? [code]grader hint{show(self.exercise_word)}[/] opens one hint at a time.")
         else:
             self._summary(report)
         seconds = report.seconds if self.started is None else max(time.monotonic() - self.started, report.seconds)
@@ -265,7 +275,7 @@ class TerminalRenderer:
         console = self.console
         if report.mode == "submit" or len({result.suite for result in report.results}) > 1:
             summary.suite_counts(console, report)
-        summary.likely_mistakes(console, report)
+        summary.likely_mistakes(console, report, f"grader hint{self.exercise_word}")
         summary.fix_first(console, report)
         summary.not_attempted(console, report)
         if report.mode == "submit":
@@ -279,8 +289,11 @@ class TerminalRenderer:
                              f"for acceptance and it failed, whatever the other cases score.")
             else:
                 console.print(f"Score {report.score:.4g} of {report.max_score:g}.")
+            if not report.failed and not required and self.next_step:
+                say(console, show(self.next_step))
         elif not report.failed:
-            say(console, "[passed]All examples pass.[/] Run [code]grader submit[/] to run every test.")
+            say(console, f"[passed]All examples pass.[/] Run [code]grader submit{show(self.exercise_word)}[/] to run "
+                         f"every test.")
 
 
 def _error_key(result: CaseResult, note: str) -> tuple:
