@@ -208,3 +208,15 @@ def test_bubblewrap_builds_the_same_sandbox_where_it_can(hostile_exercise, monke
     finally:
         monkeypatch.delenv(sandbox.SETTING)
         sandbox.support.cache_clear()
+
+
+def test_the_address_space_limit_counts_above_what_torch_reserves() -> None:
+    """Without a memory cgroup, a process's address space is limited: above what torch's import maps (a CUDA build
+    maps some 3 GiB it never touches, on the CPU too), or no correct file could run under a 2 GiB limit."""
+    import torch  # noqa: F401  (the grader measures its own process once torch is imported)
+
+    from grader.sandbox import box, proctree
+
+    own = proctree.address_space(os.getpid())
+    assert own > 100 << 20
+    assert box._import_reserve() == own

@@ -236,7 +236,13 @@ def _enter(program, config):
         _private_tmp(config)
     os.chdir(program.get("cwd", "/"))
     os.setsid()
-    lockdown.set_limits(config.get("rlimits", {}))
+    limits = dict(config.get("rlimits", {}))
+    if "AS" in limits and config.get("preloaded") and program.get("entry"):
+        # Forked from the zygote, torch already imported: the learner's share counts from this process's size.
+        now = _address_space()
+        if now:
+            limits["AS"] = now + config.get("address_space_above", 0)
+    lockdown.set_limits(limits)
     user = config.get("user")
     if user is not None and config.get("separate_users"):
         user += program["index"]  # programs of one sandbox cannot signal or read each other
@@ -255,6 +261,18 @@ def _enter(program, config):
     if config.get("preloaded") and program.get("entry"):
         _run_entry(program)
     os.execve(program["argv"][0], program["argv"], program["env"])
+
+
+def _address_space():
+    """This process's virtual address space in bytes (VmSize); 0 where /proc does not say."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _run_entry(program):

@@ -130,6 +130,7 @@ class Sandbox:
             "parent": os.getpid(), "status_fd": status_write, "mode": self.kind,
             "cgroups": self.group.procs_files, "user": self.user, "loopback": self.loopback,
             "root": str(self._root()), "tmp_bytes": TMP_BYTES, "rlimits": self._rlimits(),
+            "address_space_above": self.memory_bytes,
             "private_tmp": self.apart, "separate_users": self.apart, "single_process": self.single_process,
             "seccomp": seccomp.for_sandbox(self.single_process, self.use_cuda)[0],
             "programs": [{"argv": p.argv, "env": {**p.env, **home}, "cwd": p.cwd if self.namespaces else str(scratch),
@@ -202,8 +203,10 @@ class Sandbox:
             if self.user is not None:  # a uid of its own: the per-user process count is this sandbox's
                 limits["NPROC"] = self.processes
         if (self.group is None or self.group.memory is None) and not self.use_cuda:
-            # No memory cgroup: each process gets the limit on its address space (CUDA's reservations need more).
-            limits["AS"] = self.memory_bytes
+            # No memory cgroup: each process gets the limit on its address space (CUDA's reservations need more),
+            # above what torch's import reserves: a CUDA build of torch maps gigabytes it never touches, even on
+            # the CPU. A program forked from the zygote counts from its own size then (grader/sandbox/boot.py).
+            limits["AS"] = self.memory_bytes + _import_reserve()
         return limits
 
     # ------------------------------------------------------------ while it runs
@@ -361,3 +364,13 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
+
+
+IMPORT_RESERVE = 4 << 30  # address space torch's import may map, where this process has not imported it to measure
+
+
+def _import_reserve() -> int:
+    """The address space a Python that imported torch holds before any learner code: this process's own, once it
+    has imported torch (the learner's processes import the same torch), else IMPORT_RESERVE."""
+    own = proctree.address_space(os.getpid()) if "torch" in sys.modules else 0
+    return own or IMPORT_RESERVE

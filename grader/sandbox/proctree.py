@@ -58,6 +58,12 @@ def _status(pid: int, key: str) -> list[str]:
     return []
 
 
+def address_space(pid: int) -> int:
+    """A process's virtual address space in bytes (VmSize); 0 where /proc does not say."""
+    found = _status(pid, "VmSize")
+    return int(found[0]) * 1024 if found else 0
+
+
 def namespace_pid(pid: int) -> int:
     """A process's pid inside its own (innermost) PID namespace."""
     found = _status(pid, "NSpid")
