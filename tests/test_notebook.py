@@ -78,7 +78,7 @@ def test_a_grader_file_cell_writes_the_exercise_file_and_says_so(notebook) -> No
 
 @pytest.mark.parametrize("index, expected", [
     (4, "error: no exercise called 'no-such-exercise'"),
-    (5, "invalid choice: 'no-such-command'"),
+    (5, "no command called 'no-such-command'"),
     (6, "error: usage: %%grader_file EX"),
 ])
 def test_a_mistake_in_a_cell_is_one_message_never_a_traceback(notebook, index, expected) -> None:

@@ -35,7 +35,7 @@ def test_validate_passes_on_exercise_07_with_its_ring(course, capsys) -> None:
                  "ok   every mistake is caught by a case", "ok   every correct variant passes every case",
                  "cases that alone catch a mistake: none"):
         assert line in out, line
-    assert out.rstrip().splitlines()[-1] == "07-ring-attention is valid: 16 passed, 0 failed"
+    assert out.rstrip().splitlines()[-1] == "07-ring-attention is valid: 17 passed, 0 failed"
 
 
 def test_the_matrix_in_json_with_leave_one_out_and_collisions(scale, capsys) -> None:
