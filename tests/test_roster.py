@@ -276,3 +276,16 @@ def test_a_due_date_needs_a_roster_and_a_rule_that_reads(in_course, tmp_path):
     ]:
         code, out = run("grade", str(subs), "--out", str(tmp_path / "b"), *argv)
         assert code == 2 and out.strip().startswith(words) and len(out.strip().splitlines()) == 1, out
+
+
+def test_each_learner_has_feedback_under_their_id_with_the_score_that_counts(graded):
+    book = graded[3]
+    learners = book / "feedback" / "learners"
+    assert sorted(path.name for path in learners.glob("*.md")) == ["a1.md", "b2.md", "j3.md"]  # d4 handed nothing in
+    bob = (learners / "b2.md").read_text(encoding="utf-8")
+    assert "**Score in the gradebook:** 8 of 10" in bob and "-20% (10%/day)" in bob
+    assert "Score in the gradebook" not in (learners / "a1.md").read_text(encoding="utf-8")  # nothing adjusted
+    assert (learners / "j3.html").is_file()
+    # The identical files of Alice and Bob are flagged in the learners' grades.csv too.
+    rows = {row["id"]: row for row in table(book / "grades.csv")}
+    assert "bob" in rows["a1"]["similar_to"] and "alice.py" in rows["b2"]["similar_to"]

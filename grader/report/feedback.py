@@ -12,6 +12,7 @@ import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from grader.files import write_atomic
@@ -211,6 +212,26 @@ def write_feedback(out: Path, entries: list[Entry]) -> None:
         blocks = feedback(entry)
         _write(out / FEEDBACK / f"{file_name(entry.id)}.md", to_markdown(blocks))
         _write(out / FEEDBACK / f"{file_name(entry.id)}.html", to_html(blocks))
+
+
+LEARNERS = "learners"  # feedback/learners/ID.md: a roster's learner's own copy, under their roster id
+
+
+def write_learner_feedback(out: Path, rows: list[Any]) -> None:
+    """feedback/learners/ID.md and .html for every roster learner with an entry (grader/results/learners.py Row):
+    their entry's feedback, headed by the score that counts for them where an adjustment changed it (a late
+    penalty, an override) and what the adjustments were."""
+    for row in rows:
+        if row.learner is None or row.entry is None:
+            continue
+        blocks = feedback(row.entry)
+        if row.notes and row.score is not None and row.score != row.graded:
+            of = f" of {row.entry.max_score:g}" if row.entry.max_score else ""
+            blocks[1:1] = [Block("field", f"{row.score:.4g}{of}", "Score in the gradebook"),
+                           Block("field", "; ".join(row.notes), "Adjusted")]
+        name = file_name(row.learner.id)
+        _write(out / FEEDBACK / LEARNERS / f"{name}.md", to_markdown(blocks))
+        _write(out / FEEDBACK / LEARNERS / f"{name}.html", to_html(blocks))
 
 
 def _write(path: Path, text: str) -> None:

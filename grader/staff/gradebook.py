@@ -13,7 +13,7 @@ from grader.files import write_atomic
 from grader.report.cohort_csv import grades_csv
 from grader.report.cohort_html import render_html
 from grader.report.cohort_roster import max_score, roster_csv, roster_section
-from grader.report.feedback import write_feedback
+from grader.report.feedback import write_feedback, write_learner_feedback
 from grader.report.similarity_report import similar_to, similarity_csv
 from grader.results.cohort import (
     NOT_GRADED,
@@ -88,6 +88,7 @@ def write_learners_gradebook(out: Path, entries: list[Entry], roster: Roster
     write_atomic(out / "grades.csv", roster_csv(rows, unmatched, entries, roster.policy, similar_to(similarity)))
     write_atomic(out / "similarity.csv", similarity_csv(similarity))
     write_feedback(out, entries)
+    write_learner_feedback(out, rows)
     write_atomic(out / "report.html", render_html(summary, entries, similarity,
                                                   roster_section(rows, unmatched, roster.policy)))
     kept = {"roster": str(roster.path), "due": roster.due, "late_penalty": roster.rule}
