@@ -189,14 +189,20 @@ def check_gradescope(data: dict) -> None:
         assert isinstance(test["tags"], list) and all(isinstance(tag, str) for tag in test["tags"])
 
 
-@pytest.fixture
-def scale_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private course of the small test exercise 02-scale (four cases, two of them hidden), as the grader's root."""
-    root = make_course(tmp_path / "course", ["02-scale"], FIXTURES / "courses")
+def fixture_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> Path:
+    """A private course of one test exercise of tests/fixtures/courses, made the grader's root and the current
+    folder, with plain output."""
+    root = make_course(tmp_path / "course", [name], FIXTURES / "courses")
     monkeypatch.setenv("GRADER_ROOT", str(root))
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.chdir(root)
     return root
+
+
+@pytest.fixture
+def scale_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private course of the small test exercise 02-scale (four cases, two of them hidden), as the grader's root."""
+    return fixture_course(tmp_path, monkeypatch, "02-scale")
 
 
 def run_cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, list[str]]:

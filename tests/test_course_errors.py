@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, check_gradescope
+from conftest import FIXTURES, REPO
 
 from grader.cli import main
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import FIXTURES, REPO, make_course
+from conftest import REPO, fixture_course, make_course
 
 from grader.cli import main
 from grader.course import operators
@@ -20,11 +20,7 @@ EXERCISE = "exercises/03-layer-norm/exercise.yaml"
 @pytest.fixture
 def layer_norm_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private course of the test exercise 03-layer-norm, whose rule forbids the layer_norm family."""
-    root = make_course(tmp_path / "course", ["03-layer-norm"], FIXTURES / "courses")
-    monkeypatch.setenv("GRADER_ROOT", str(root))
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.chdir(root)
-    return root
+    return fixture_course(tmp_path, monkeypatch, "03-layer-norm")
 
 
 def run(capsys, *argv: str) -> tuple[int, str]:

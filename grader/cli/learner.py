@@ -26,7 +26,7 @@ from grader.errors import UsageError
 from grader.files import RefusedFile, read_regular
 from grader.inert import inert
 from grader.learner.state import LearnerState, StateError, snapshot
-from grader.report.markdown import page_markdown, print_markdown
+from grader.report.markdown import page_markdown
 from grader.report.terminal import show
 
 
@@ -65,20 +65,23 @@ def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
     from grader.sandbox import zygote
 
     # The exercise and the file first: a typo or a wrong path is said at once, before torch is imported anywhere.
-    args.exercise = exercise_from_args(args).name
+    exercise = exercise_from_args(args)
+    args.exercise = exercise.name
     if args.file:
         learner_file(args.file)
     with zygote.held():  # started first: it imports torch on another core while this process imports it too
-        return _graded(args, console, mode, process_started())
+        return _graded(args, console, mode, process_started(), exercise)
 
 
-def _graded(args: argparse.Namespace, console: Console, mode: str, started: float | None = None) -> int:
-    """Grade and show it; `started`: when the command began, for its duration (a watch's run: now)."""
+def _graded(args: argparse.Namespace, console: Console, mode: str, started: float | None = None,
+            exercise: Exercise | None = None) -> int:
+    """Grade and show it; `started`: when the command began, for its duration (a watch's run: now); `exercise`:
+    the one already found from `args`."""
     from grader.report.terminal import TerminalRenderer
 
     group = next(((option, value) for option in ("ranks", "ring") if (value := getattr(args, option, None)) is not None),
                  None)
-    exercise = exercise_from_args(args)
+    exercise = exercise or exercise_from_args(args)
     # A learner bundle holds the examples alone: its submit runs them, then archives the file for the course.
     archive = mode == "submit" and exercise.precomputed is not None
     mode = "run" if archive else mode

@@ -68,10 +68,9 @@ def cmd_gradebook(args: argparse.Namespace, console: Console) -> int:
         return _export_gradebook(args, console)
     from grader.report.cohort_terminal import print_completeness, print_summary
     from grader.results.cohort import CohortRun
-    from grader.staff.gradebook import learner_rows, merge
+    from grader.staff.gradebook import merge
 
-    summary, retry = merge(args.folders, args.out)
-    rows, unmatched = learner_rows(args.out)
+    summary, retry, rows, unmatched = merge(args.folders, args.out)
     run = CohortRun(summary, args.out, rows=rows, unmatched=unmatched, to_retry=retry)
     print_summary(run, console)
     print_completeness(run, console)

@@ -247,6 +247,8 @@ class WorkerClient:
                 continue
             used = sandbox.cpu_seconds() - cpu_start
             elapsed = time.monotonic() - started
+            if used <= cpu_limit and elapsed - used < wall_limit:
+                continue  # neither limit can be reached yet: the threads' schedule statistics are not read
             queued = sandbox.queued_seconds() - queued_start
             if used > cpu_limit or elapsed - used - queued >= wall_limit or elapsed >= wall_limit * WALL_CAP:
                 sandbox.kill()

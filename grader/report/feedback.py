@@ -206,25 +206,27 @@ def feedback_link(entry_id: str) -> str:
     return f"{FEEDBACK}/{quote(file_name(entry_id), safe='')}.html"
 
 
-def write_feedback(out: Path, entries: list[Entry]) -> None:
-    """feedback/ID.md and feedback/ID.html for every entry, each written whole (by renaming)."""
+def write_feedback(out: Path, entries: list[Entry]) -> dict[str, list[Block]]:
+    """feedback/ID.md and feedback/ID.html for every entry, each written whole (by renaming); the blocks, by id."""
+    written = {}
     for entry in entries:
-        blocks = feedback(entry)
+        blocks = written[entry.id] = feedback(entry)
         _write(out / FEEDBACK / f"{file_name(entry.id)}.md", to_markdown(blocks))
         _write(out / FEEDBACK / f"{file_name(entry.id)}.html", to_html(blocks))
+    return written
 
 
 LEARNERS = "learners"  # feedback/learners/ID.md: a roster's learner's own copy, under their roster id
 
 
-def write_learner_feedback(out: Path, rows: list[Any]) -> None:
+def write_learner_feedback(out: Path, rows: list[Any], written: dict[str, list[Block]]) -> None:
     """feedback/learners/ID.md and .html for every roster learner with an entry (grader/results/learners.py Row):
-    their entry's feedback, headed by the score that counts for them where an adjustment changed it (a late
-    penalty, an override) and what the adjustments were."""
+    their entry's feedback (`written`, by entry id, as write_feedback made it), headed by the score that counts
+    for them where an adjustment changed it (a late penalty, an override) and what the adjustments were."""
     for row in rows:
         if row.learner is None or row.entry is None:
             continue
-        blocks = feedback(row.entry)
+        blocks = list(written[row.entry.id])
         if row.notes and row.score is not None and row.score != row.graded:
             of = f" of {row.entry.max_score:g}" if row.entry.max_score else ""
             blocks[1:1] = [Block("field", f"{row.score:.4g}{of}", "Score in the gradebook"),

@@ -66,6 +66,7 @@ class Entry:
     submitted_at: str = ""  # ISO time it was handed in (archive manifest or file time); "" unknown
     sha256: str = ""                              # of the file graded; "" when none was read
     fingerprints: tuple[int, ...] | None = None   # of its code, for the similarity report; None: not recorded
+    key: str = ""  # what it was graded under; "" for no verdict that stands (the next run grades it again)
 
     def suite_scores(self) -> dict[str, float]:
         """Points earned per suite, before the rule that a failed required case makes the total 0."""
@@ -124,7 +125,8 @@ def read_entry(path: Path) -> Entry:
         return Entry(str(about["id"]), str(about["name"]), str(extra["exercise"]), status, float(data["score"]),
                      float(max_score) if max_score is not None else None, str(about.get("reason", "")),
                      dict(about.get("settings") or {}), tests, str(about.get("submitted_at") or ""),
-                     str(about.get("sha256", "")), _fingerprints(about.get("fingerprints")))
+                     str(about.get("sha256", "")), _fingerprints(about.get("fingerprints")),
+                     about["key"] if isinstance(about.get("key"), str) else "")
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         detail = error.strerror if isinstance(error, OSError) else f"{type(error).__name__}: {error}"
         raise ValueError(f"{path}: not a results file of `grader grade` ({inert(str(detail))})") from None

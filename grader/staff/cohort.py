@@ -155,11 +155,8 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
     entries = load_entries(out)
     held = {entry.id for entry in entries}  # this run's and those kept from earlier runs: the whole gradebook
     not_graded = statuses.count(NOT_GRADED)
-    if roster is None:
-        summary, rows, unmatched = gradebook.write_gradebook(out, entries, exercise.name), [], []
-    else:
-        summary, rows, unmatched = gradebook.write_learners_gradebook(out, entries, roster)
-    retry = gradebook.to_retry(out, held)
+    summary, rows, unmatched = gradebook.write_gradebook(out, entries, exercise.name, roster)
+    retry = gradebook.to_retry(entries)
     cohort, size = _cohort(out, submissions, options)
     write_record(out, exercise.name, settings, options.shard, sorted(held), cohort, size,
                  summary.statuses.get(NOT_GRADED, 0), retry)

@@ -77,33 +77,6 @@ def _kept(out: Path) -> dict[str, str]:
     return kept
 
 
-def write_learners_gradebook(out: Path, entries: list[Entry], roster: Roster
-                             ) -> tuple[Summary, list[Row], list[Row]]:
-    """grades.csv with a row per learner (and the entries no row names, apart), report.html with the learners'
-    section, and gradebook.json keeping the roster; the summary, the learners' rows and the rows apart."""
-    check_consistent(entries)
-    summary = summarize(entries)
-    rows, unmatched = build_rows(roster.learners, entries, roster.policy)
-    similarity = compare(entries)
-    write_atomic(out / "grades.csv", roster_csv(rows, unmatched, entries, roster.policy, similar_to(similarity)))
-    write_atomic(out / "similarity.csv", similarity_csv(similarity))
-    write_feedback(out, entries)
-    write_learner_feedback(out, rows)
-    write_atomic(out / "report.html", render_html(summary, entries, similarity,
-                                                  roster_section(rows, unmatched, roster.policy)))
-    kept = {"roster": str(roster.path), "due": roster.due, "late_penalty": roster.rule}
-    write_atomic(out / BOOK, json.dumps(kept, indent=2) + "\n")
-    return summary, rows, unmatched
-
-
-def learner_rows(out: Path) -> tuple[list[Row], list[Row]]:
-    """The gradebook's rows per learner and the rows apart, as its roster gives them now; none without a roster."""
-    roster = roster_of(out)
-    if roster is None:
-        return [], []
-    return build_rows(roster.learners, load_entries(out), roster.policy)
-
-
 def export(out: Path, kind: str, target: Path | None, assignment: str | None) -> tuple[Path, int]:
     """The gradebook's scores as Canvas or Gradescope import them, written to `target` (default BOOK/KIND.csv);
     the path and how many learners it holds."""
@@ -142,30 +115,43 @@ def read_key(path: Path) -> str:
         return ""
 
 
-def write_gradebook(out: Path, entries: list[Entry], exercise: str = "") -> Summary:
-    """grades.csv, similarity.csv, report.html and feedback/ from `entries`, written atomically; the summary they
-    show (of `exercise` when there is no entry to name it: an empty shard)."""
+def write_gradebook(out: Path, entries: list[Entry], exercise: str = "", roster: Roster | None = None
+                   ) -> tuple[Summary, list[Row], list[Row]]:
+    """grades.csv, similarity.csv, feedback/ and report.html from `entries`, written atomically; with a roster, a
+    row per learner (and the entries no row names, apart), each learner's feedback, and gradebook.json keeping
+    the roster. The summary they show (of `exercise` when there is no entry to name it: an empty shard), the
+    learners' rows and the rows apart (none without a roster)."""
     check_consistent(entries)
     summary = summarize(entries)
     summary.exercise = summary.exercise or exercise
     similarity = compare(entries)
-    write_atomic(out / "grades.csv", grades_csv(entries, similar_to(similarity)))
+    alike = similar_to(similarity)
+    rows, unmatched = build_rows(roster.learners, entries, roster.policy) if roster else ([], [])
+    if roster is None:
+        grades, learners = grades_csv(entries, alike), ""
+    else:
+        grades = roster_csv(rows, unmatched, entries, roster.policy, alike)
+        learners = roster_section(rows, unmatched, roster.policy)
+    write_atomic(out / "grades.csv", grades)
     write_atomic(out / "similarity.csv", similarity_csv(similarity))
-    write_feedback(out, entries)
-    write_atomic(out / "report.html", render_html(summary, entries, similarity))
-    return summary
+    write_learner_feedback(out, rows, write_feedback(out, entries))
+    write_atomic(out / "report.html", render_html(summary, entries, similarity, learners))
+    if roster is not None:
+        kept = {"roster": str(roster.path), "due": roster.due, "late_penalty": roster.rule}
+        write_atomic(out / BOOK, json.dumps(kept, indent=2) + "\n")
+    return summary, rows, unmatched
 
 
-def to_retry(out: Path, ids: set[str]) -> int:
-    """How many of `ids` have no verdict that stands (no key: a grader error, a file that could not be read), so
-    that the next run grades them again: what makes a run, or a merge, incomplete."""
-    return sum(not read_key(results_path(out, submission_id)) for submission_id in ids)
+def to_retry(entries: list[Entry]) -> int:
+    """How many of `entries` have no verdict that stands (no key: a grader error, a file that could not be read),
+    so that the next run grades them again: what makes a run, or a merge, incomplete."""
+    return sum(not entry.key for entry in entries)
 
 
-def merge(folders: list[Path], out: Path) -> tuple[Summary, int]:
+def merge(folders: list[Path], out: Path) -> tuple[Summary, int, list[Row], list[Row]]:
     """Shards' results joined in `out`, once their records say they are every shard of one cohort graded one way:
-    every results file, then grades.csv, report.html and shard.json over all of them; the summary and how many
-    submissions await a retry."""
+    every results file, then grades.csv, report.html and shard.json over all of them; the summary, how many
+    submissions await a retry, and with a roster the learners' rows and the rows apart."""
     records = [read_record(folder) for folder in folders]
     held = {record.folder: {path.stem for path in (record.folder / RESULTS).glob("*.json")}
             for record in records}
@@ -179,26 +165,25 @@ def merge(folders: list[Path], out: Path) -> tuple[Summary, int]:
                          f"again with the same ones")
     found = {submission_id: results_path(record.folder, submission_id)
              for record in records for submission_id in record.submissions}
-    for path in found.values():
+    read: dict[str, Entry] = {}
+    for submission_id, path in found.items():
         try:
-            read_entry(path)  # a file that is not a results file stops the merge, naming it
+            read[submission_id] = read_entry(path)  # a file that is not a results file stops the merge, naming it
         except ValueError as error:
             raise UsageError(str(error)) from None
     for submission_id, path in found.items():
         target = results_path(out, submission_id)
         if target.resolve() != path.resolve():
             write_atomic(target, path.read_text(encoding="utf-8"))
-    # Only what was merged: a results file already in `out` from something else is not part of this gradebook.
-    entries = load_entries(out, set(found))
+    # Only what was merged, in results-file order: a results file already in `out` from something else is not
+    # part of this gradebook.
+    entries = [read[submission_id] for submission_id in sorted(read, key=lambda key: results_path(out, key).name)]
     settings = _kept(folders[0])
     first = records[0]
-    if settings.get("roster"):
-        roster = roster_of(out, Path(settings["roster"]), settings.get("due", ""), settings.get("late_penalty", ""))
-        assert roster is not None
-        summary = write_learners_gradebook(out, entries, roster)[0]
-    else:
-        summary = write_gradebook(out, entries, first.exercise)
-    retry = to_retry(out, set(found))
+    roster = roster_of(out, Path(settings["roster"]), settings.get("due", ""), settings.get("late_penalty", "")) \
+        if settings.get("roster") else None
+    summary, rows, unmatched = write_gradebook(out, entries, first.exercise, roster)
+    retry = to_retry(entries)
     write_record(out, first.exercise, first.settings, (1, 1), list(found), first.cohort, first.cohort_size,
                  summary.statuses.get(NOT_GRADED, 0), retry)
-    return summary, retry
+    return summary, retry, rows, unmatched
