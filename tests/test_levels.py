@@ -179,8 +179,11 @@ def test_learner_code_reaches_nothing_and_leaves_nothing(world, level) -> None:
 @pytest.mark.parametrize("level", ["root", "off"])  # elsewhere no process of the learner's may start at all
 def test_a_daemon_dies_with_a_grader_killed_by_sigkill(world, level) -> None:
     command, env = command_at(world, level, "run", "07", "--file", "outlives_the_grader.py", "-k", "ring-two")
-    grader = subprocess.Popen(command, cwd=world["course"], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    # A grader killed so leaves its sandbox's folder behind (nothing of its own runs): this test's, removed below.
+    own_tmp = Path(tempfile.mkdtemp(prefix="grader-killed-"))
+    own_tmp.chmod(0o1777)  # as /tmp is: the level's grader may run as an ordinary user
+    grader = subprocess.Popen(command, cwd=world["course"], env={**env, "TMPDIR": str(own_tmp)},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not marked(world["mark"]):
@@ -197,6 +200,7 @@ def test_a_daemon_dies_with_a_grader_killed_by_sigkill(world, level) -> None:
         grader.wait()
         for pid in marked(world["mark"]):
             os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(own_tmp, ignore_errors=True)
 
 
 def test_a_container_without_landlock_grades_only_a_course_private_to_root(world) -> None:
