@@ -46,9 +46,14 @@ def _escape_run(match: re.Match[str]) -> str:
     return "".join(map(_escape_one, match.group()))
 
 
+_ASCII_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
 def inert(text: str) -> str:
     """`text` with every control, format and bidi character written as a visible escape (`\\x1b`,
     `\\u202e`); newlines and tabs are kept. Idempotent: its output contains nothing it escapes."""
+    if text.isascii() and not _ASCII_CONTROLS.search(text):
+        return text  # the common case, answered before the full class of Unicode's format characters is built
     # Text with nothing to escape costs one scan in C and comes back as the same string.
     return _pattern().sub(_escape_run, text)
 

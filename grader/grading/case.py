@@ -51,6 +51,7 @@ class Judge:
         self.named: list[str] = []  # catalogued mistakes named so far in this run, tried first on the next failure
         self.warm_ups: dict[str, Case] = {}  # per function, the small case its first call is made on (warm_up.py)
         self.catalogue = None  # the catalogue of mistakes, looked up on the first failure (grader/grading/diagnosis.py)
+        self._keys: dict[int, tuple[Case, tuple[str, str]]] = {}
 
     def prepare(self, case: Case) -> tuple[Any, tuple, tuple | None]:
         """Inputs, float64 expected values and (half precision) the reference's same-dtype answer.
@@ -85,7 +86,10 @@ class Judge:
             return method(*args)
 
     def _key(self, case: Case) -> tuple[str, str]:
-        return self._trusted, json.dumps(asdict(case), sort_keys=True, default=str)
+        known = self._keys.get(id(case))
+        if known is None or known[0] is not case:  # the case itself is kept with its key, so its id is never reused
+            known = self._keys[id(case)] = (case, (self._trusted, json.dumps(asdict(case), sort_keys=True, default=str)))
+        return known[1]
 
     def _answers(self, case: Case, inputs: Any, key: str) -> tuple[Any, Any]:
         """Expected values and baseline: read back from disk when slow to compute and safe to trust there."""

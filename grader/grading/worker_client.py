@@ -194,7 +194,8 @@ class WorkerClient:
             self.sandbox.kill()
             result = RawResult("out-of-memory", detail=f"a process of your code went over the {self.memory_limit >> 20} "
                                                        f"MiB that all of them share, and the kernel killed it")
-        if self.sandbox is not None and self.sandbox.memory_judged:  # else there is no figure to stand behind
+        if self.sandbox is not None and "memory" in task.get("audit", ()) and self.sandbox.memory_judged:
+            # Measured for a memory-audited call only; where nothing counts every process there is no figure at all.
             shared = shared_bytes if self.sandbox.peak_counts_shared_pages else 0
             result.peak_bytes = max(self.sandbox.memory_peak() - self.baseline - shared, 0)
         result.stdout, result.stderr = self._output()
