@@ -45,15 +45,15 @@ def test_concatenating_fails_and_is_explained():
     results = audited_results(FIXTURES / "concatenating.py")
     assert all(r.outcome is Outcome.FAILED and r.extra["violates"] == "materialization" for r in results.values())
     # A hidden case's message holds no figure the learner's code chose: no shapes, no amounts of memory.
-    wide = results["ring-memory-stays-near-one-chunk"]
-    assert wide.message.startswith("it built tensors spanning all 65537 keys.") and "MiB" not in wide.message
+    audited = results["ring-memory-stays-near-one-chunk"]
+    assert audited.message.startswith("it built tensors spanning all 262139 keys.") and "MiB" not in audited.message
 
 
 def test_gathering_every_key_a_few_queries_at_a_time_fails():
     """Every key in one place, the scores then made a few queries at a time: small scores, large gathering."""
     results = audited_results(FIXTURES / "query_tiled_gathering.py")
-    narrow = results["ring-memory-never-gathers-every-key"]
-    assert narrow.outcome is Outcome.FAILED and narrow.extra["violates"] == "materialization"
+    audited = results["ring-memory-stays-near-one-chunk"]
+    assert audited.outcome is Outcome.FAILED and audited.extra["violates"] == "materialization"
 
 
 @pytest.mark.parametrize("name", ["keep_all_blocks", "numpy_full_matrix", "scores_on_dim_minus_3", "evades_the_audit",
@@ -64,21 +64,28 @@ def test_holding_every_score_fails_whatever_builds_it(name, monkeypatch):
 
     seen = []
     original = Judge._judge
-    monkeypatch.setattr(Judge, "_judge", lambda self, case, *args: (
-        original(self, case, *args), seen.append(args[3].peak_bytes)))
+    monkeypatch.setattr(Judge, "_judge", lambda self, case, inputs, *args: (
+        original(self, case, inputs, *args),
+        seen.append((args[2].peak_bytes, self.checker.memory_budget(case.function, inputs)))))
     results = audited_results(FIXTURES / f"{name}.py")
     assert any(r.outcome is Outcome.FAILED and r.extra.get("violates") in ("peak-memory", "materialization")
                for r in results.values()), {n: r.message for n, r in results.items()}
-    budgets = [2 * (127 << 20), 2 * (52 << 20)]
-    assert any(peak > budget for peak, budget in zip(seen, budgets)), seen  # far over, as the kernel counted
+    # Far over, as the kernel counted: by the margin the course keeps (benchmarks/memory_margins.py).
+    assert any(peak > 1.5 * budget for peak, budget in seen), seen
 
 
 def test_the_budget_leaves_room_for_honest_code(reference):
-    """The budget stays far below what holding every score takes (about 512 MiB on this case)."""
+    """Both ways of holding the whole sequence (every score, every key and value) are bigger than the budget by
+    the course's margin before any temporary is counted; one chunk's work is far inside it."""
     trusted = load_trusted(ring_exercise(), "submit", False)
     for case in [case for case in trusted.cases if "memory" in case.audit]:
-        inputs = trusted.checker.build_inputs(case.function, case.params)
-        assert trusted.checker.memory_budget(case.function, inputs) < 256 << 20
+        query, keys, values = trusted.checker.build_inputs(case.function, case.params).args
+        budget = trusted.checker.memory_budget(case.function, trusted.checker.build_inputs(case.function, case.params))
+        length, rows = sum(key.shape[-2] for key in keys), query.numel() // query.shape[-1]
+        every_score = rows * length * 8
+        every_key_and_value = length * (query.shape[-1] + values[0].shape[-1]) * 8
+        one_chunk = max(key.shape[-2] for key in keys) * rows * 8
+        assert min(every_score, every_key_and_value) > 1.5 * budget and 8 * one_chunk < budget
 
 
 def test_audited_case_needs_a_unique_prime():
@@ -128,13 +135,13 @@ def with_dynamo_imported(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("made", [with_dynamo_imported, lambda tmp_path: FIXTURES / "checkpointed_two_pass.py"])
 def test_what_an_import_or_a_first_call_leaves_is_not_the_working_set(made, tmp_path):
     """torch._dynamo imported at import time, or by torch.utils.checkpoint on first use: measured from before the
-    learner's import it is over both budgets; measured after a warm-up call, both designs are accepted."""
+    learner's import it is over the budget; measured after a warm-up call, both designs are accepted."""
     path = made(tmp_path)
     cold = audited_results(path)
     assert {result.extra.get("violates") for result in cold.values()} == {"peak-memory"}, \
         {n: r.message for n, r in cold.items()}
     warm = memory_cases_graded(path)
-    assert len(warm) == 2 and all(result.passed for result in warm.values()), {n: r.message for n, r in warm.items()}
+    assert warm and all(result.passed for result in warm.values()), {n: r.message for n, r in warm.items()}
 
 
 @pytest.mark.parametrize("name, rule", [("keep_all_score_blocks", "peak-memory"),
@@ -145,7 +152,7 @@ def test_a_warm_up_excuses_nothing_that_grows_with_the_sequence(name, rule, tmp_
     exercise = ring_exercise()
     path = mistakes.as_submission(exercise.mistakes / f"{name}.py", exercise.solution, tmp_path)
     results = memory_cases_graded(path)
-    assert len(results) == 2 and all(result.extra.get("violates") == rule for result in results.values()), \
+    assert results and all(result.extra.get("violates") == rule for result in results.values()), \
         {n: r.message for n, r in results.items()}
 
 

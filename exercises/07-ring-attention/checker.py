@@ -314,7 +314,7 @@ def total_key_length(function: str, args: list[Any]) -> int:
 def memory_budget(function: str, args: list[Any]) -> int:
     """Memory a ring_attention call may hold at once, above torch's own, as the kernel measures it.
 
-    budget = 48 MiB                                        -- the learner's module, NumPy's import, allocator slack
+    budget = 16 MiB                                        -- the learner's working objects, allocator slack
            + 2 x the query and the largest key and value chunk -- a working copy of what one step uses (a cast)
            + 4 x one score block of the largest chunk      -- scores, weights and their temporaries, in float64
            + 2 x each chunk's output and statistics        -- keeping those for a second pass is fine
@@ -328,4 +328,4 @@ def memory_budget(function: str, args: list[Any]) -> int:
             + max(chunk.numel() for chunk in value_chunks)) * 8
     block = rows * max(chunk.shape[-2] for chunk in key_chunks) * 8
     per_chunk = rows * (value_chunks[0].shape[-1] + 2) * 8
-    return (48 << 20) + 2 * step + 4 * block + 2 * per_chunk * len(key_chunks)
+    return (16 << 20) + 2 * step + 4 * block + 2 * per_chunk * len(key_chunks)

@@ -1,0 +1,137 @@
+"""How far each design of exercise 07 lands from its memory budget, on every memory-audited case.
+
+Usage, from the repository root with the package installed:
+    python benchmarks/memory_margins.py [--cases FILE] [--only NAME ...] [--json OUT]
+
+Every correct design (the reference, each variant, the checkpointed two-pass fixture) and every
+design that holds the whole sequence at once (the catalogue's keep-every-block and concatenating
+mistakes, and the audit fixtures that hide from the worker's own audit) is graded on the audited
+cases alone, as a submission is (after its warm-up call), and the peak the kernel measured is set
+against the checker's budget. A correct design's margin is budget / peak; a wrong one's is peak /
+budget; the rule keeps its power where both are at least 1.5. `--cases` grades a candidate case
+file in place of the exercise's own audited cases, on a private copy of the course. The figures
+are this machine's containment level's: run it again as an ordinary user, in a container, and
+with GRADER_SANDBOX=off to see each level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+EXERCISE = "07-ring-attention"
+AUDIT_FILE = Path("cases") / "hidden" / "constraints.yaml"
+MARGIN = 1.5
+FIXTURES = REPO / "tests" / "fixtures" / "audit"
+CORRECT_FIXTURES = ("checkpointed_two_pass",)
+
+
+def designs(root: Path, folder: Path) -> list[tuple[str, bool, Path]]:
+    """(name, correct, learner file) for every design measured, written as a learner's files would be."""
+    from grader.course import mistakes
+
+    solutions = root / "solutions" / EXERCISE
+    reference = solutions / "ring_attention.py"
+    found = [("reference", True, reference)]
+    for path in sorted((solutions / "variants").glob("*.py")):
+        found.append((f"variant {path.stem}", True, mistakes.as_submission(path, reference, folder / "variants")))
+    for path in sorted(FIXTURES.glob("*.py")):
+        found.append((f"fixture {path.stem}", path.stem in CORRECT_FIXTURES, path))
+    for name in ("keep_all_score_blocks", "concatenate_all_chunks"):
+        path = solutions / "mistakes" / f"{name}.py"
+        found.append((f"mistake {name}", False, mistakes.as_submission(path, reference, folder / "mistakes")))
+    return found
+
+
+def course(folder: Path, cases: Path | None) -> Path:
+    """A private copy of the exercise, its audited cases replaced by `cases` when given."""
+    root = folder / "course"
+    for part in ("exercises", "solutions", "hints"):
+        shutil.copytree(REPO / part / EXERCISE, root / part / EXERCISE, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "exercises" / "course.yaml").write_text(f"course: margins\nexercises:\n  - exercises/{EXERCISE}\n")
+    if cases is not None:
+        shutil.copyfile(cases, root / "exercises" / EXERCISE / AUDIT_FILE)
+    for part in ("variants", "mistakes"):
+        (folder / part).mkdir()
+    return root
+
+
+def measure(root: Path, path: Path) -> dict[str, tuple[int | None, int, str, float, str]]:
+    """Per audited case: (peak bytes, budget bytes, outcome, seconds, message) for `path`, graded as a submission is."""
+    from grader.course.exercise import load_exercise
+    from grader.grading.case import MEMORY_AUDIT, Judge
+    from grader.grading.pipeline import grade, load_trusted
+
+    exercise = load_exercise(root, root / "exercises" / EXERCISE)
+    trusted = load_trusted(exercise, "submit")
+    audited = {case.name: case for case in trusted.cases if MEMORY_AUDIT in case.audit}
+    seen: dict[str, tuple[int | None, int]] = {}
+    original = Judge._judge
+
+    def judged(self, case, inputs, expected, baseline, raw, *rest):
+        budget = self.checker.memory_budget(case.function, inputs)
+        seen[case.name] = (raw.peak_bytes, budget)
+        return original(self, case, inputs, expected, baseline, raw, *rest)
+
+    Judge._judge = judged
+    try:
+        report = grade(exercise, path, "submit", "cpu", only=set(audited), time_limit=60, diagnose=False)
+    finally:
+        Judge._judge = original
+    if report.not_graded or report.load_error:
+        print(f"  not graded: {report.not_graded or report.load_error}")
+    return {result.name: (*seen.get(result.name, (None, 0)), result.outcome.value, result.seconds or 0.0,
+                          result.message) for result in report.results}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=Path, help="a case file to grade in place of the audited cases")
+    parser.add_argument("--only", nargs="*", default=[], help="designs whose name contains one of these")
+    parser.add_argument("--json", type=Path, help="write every figure here too")
+    args = parser.parse_args()
+    from grader.sandbox.machine import containment
+
+    with tempfile.TemporaryDirectory(prefix="grader-margins-") as name:
+        folder = Path(name)
+        root = course(folder, args.cases.resolve() if args.cases else None)
+        print(f"containment: {containment()}")
+        rows, worst = [], {True: float("inf"), False: float("inf")}
+        for design, correct, path in designs(root, folder):
+            if args.only and not any(word in design for word in args.only):
+                continue
+            started = time.monotonic()
+            margins = []
+            for case, (peak, budget, outcome, seconds, message) in measure(root, path).items():
+                margin = None if not peak else (budget / peak if correct else peak / budget)
+                if margin is not None:
+                    margins.append(margin)
+                rows.append({"design": design, "correct": correct, "case": case, "peak_mib": _mib(peak),
+                             "budget_mib": _mib(budget), "margin": margin, "outcome": outcome, "seconds": seconds})
+                shown = "-" if margin is None else f"{margin:6.2f}"
+                print(f"{design:40} {case:40} peak {_mib(peak):>7} MiB  budget {_mib(budget):>6} MiB  "
+                      f"margin {shown}  {outcome:10} {seconds:5.2f} s", flush=True)
+                if peak is None or (correct and outcome != "passed"):
+                    print(f"  {message}", flush=True)
+            if margins:  # a correct design must be inside on every case; a wrong one far over on one at least
+                worst[correct] = min(worst[correct], min(margins) if correct else max(margins))
+            print(f"{'':40} ({time.monotonic() - started:.1f} s)", flush=True)
+    print(f"smallest margin: correct designs {worst[True]:.2f}, designs holding the sequence {worst[False]:.2f} "
+          f"(the rule keeps its power where both are at least {MARGIN})")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0 if min(worst.values()) >= MARGIN else 1
+
+
+def _mib(size: int | None) -> str:
+    return "-" if size is None else f"{size / (1 << 20):.1f}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
