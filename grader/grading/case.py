@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from types import ModuleType
 from typing import Any, Callable
 
@@ -141,6 +141,34 @@ class Judge:
         modified, lines, first_call = [], worker.learner_lines, raw is not None
         if raw is None:
             raw, modified = self.call(case, inputs, expected, device, worker)
+        return self._verdict(case, device, inputs, expected, baseline, raw, modified, lines, first_call)
+
+    def send(self, case: Case, device: str, worker: WorkerClient) -> "Sending":
+        """Hand a case without a memory audit to the worker now; `receive` judges it once the case before is judged,
+        so that the worker computes one case while the grader judges another."""
+        inputs, expected, _ = self.prepare(case)
+        shared, task, reply_limit = self._task(case, inputs, expected, device, observed_call=True)
+        try:
+            sent = worker.send(task, [shared.fd], len(shared.specs), self._limit(case), reply_limit, shared.size)
+        except BaseException:
+            shared.close()
+            raise
+        return Sending(case, device, shared, sent, worker.learner_lines)
+
+    def receive(self, sending: "Sending", worker: WorkerClient) -> CaseResult | None:
+        """The verdict on a case `send` handed over; None if the worker it went to is gone (run it again)."""
+        try:
+            raw = sending.sent if isinstance(sending.sent, RawResult) else worker.finish(sending.sent)
+            if raw is None:
+                return None
+            modified = sending.shared.changed()
+        finally:
+            sending.shared.close()
+        inputs, expected, baseline = self.prepare(sending.case)
+        return self._verdict(sending.case, sending.device, inputs, expected, baseline, raw, modified, sending.lines)
+
+    def _verdict(self, case: Case, device: str, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
+                 modified: list[int], lines: int, first_call: bool = False) -> CaseResult:
         result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                             inputs="" if case.hidden else inputs.summary, seconds=raw.seconds,
                             cpu_seconds=raw.cpu_seconds, points=case.points,
@@ -171,13 +199,7 @@ class Judge:
              observed_call: bool = True) -> tuple[RawResult, list[int]]:
         """The learner's function called on the case's inputs in the worker: what came back, and the inputs it
         changed. `observed_call=False` (a warm-up): no rule is watched, nothing is measured."""
-        shared = shared_inputs.share(laid_out(inputs.args, inputs.layout))
-        task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
-                "size": shared.size, "device": device, "audit": list(case.audit) if observed_call else [],
-                "key_length": self._course(self.checker.span, case.function, inputs) if observed_call else 0,
-                "forbidden": sorted(observed(self.exercise.rules.forbidden)) if observed_call else []}
-        # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
-        reply_limit = 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
+        shared, task, reply_limit = self._task(case, inputs, expected, device, observed_call)
         if MEMORY_AUDIT in case.audit and observed_call:
             worker.reset_memory_peak()
         try:
@@ -186,6 +208,21 @@ class Judge:
             return raw, shared.changed()
         finally:
             shared.close()
+
+    def _task(self, case: Case, inputs: Any, expected: tuple, device: str,
+              observed_call: bool) -> tuple[shared_inputs.SharedInputs, dict, int]:
+        """The case's inputs in shared memory, the task that names them, and the most its reply may hold."""
+        shared = shared_inputs.share(laid_out(inputs.args, inputs.layout))
+        try:
+            task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
+                    "size": shared.size, "device": device, "audit": list(case.audit) if observed_call else [],
+                    "key_length": self._course(self.checker.span, case.function, inputs) if observed_call else 0,
+                    "forbidden": sorted(observed(self.exercise.rules.forbidden)) if observed_call else []}
+        except BaseException:
+            shared.close()
+            raise
+        # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
+        return shared, task, 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
 
     def _limit(self, case: Case) -> float:
         """The case's CPU limit: its own times a learner's extra time, or the default (already scaled by it)."""
@@ -236,6 +273,21 @@ class Judge:
     def load_error(self, loaded: RawResult) -> str:
         """One clear message for a file that could not be imported, naming file, line and text."""
         return failure.load_error(self.learner_name, loaded, self.exercise.time_limit)
+
+
+@dataclass
+class Sending:
+    """A case handed to the worker (Judge.send) and not yet judged: its inputs' pages stay the grader's to read back."""
+
+    case: Case
+    device: str
+    shared: shared_inputs.SharedInputs
+    sent: Any  # worker_client.Sent, or the RawResult of a task that could not be sent
+    lines: int
+
+    def discard(self) -> None:
+        """Give up on it unjudged (the run stopped): its pages are released, its reply is never read."""
+        self.shared.close()
 
 
 def _first_tensor_name(function: Any, inputs: Any) -> str:

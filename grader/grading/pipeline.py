@@ -33,11 +33,11 @@ from grader.course.exercise import Exercise, check_exists, check_forbidden, lear
 from grader.errors import ConfigError, CourseBroken, UsageError
 from grader.grading.budget import Budget, checked_seconds
 from grader.grading.case import MEMORY_AUDIT, Judge
+from grader.grading.phases import phases, run_phases
 from grader.grading.group import choose_suite
 from grader.grading.warm_up import warm_up_cases
 from grader.grading.worker_client import WorkerClient
-from grader.inert import inert
-from grader.results import CaseResult, Outcome, Report
+from grader.results import CaseResult, Report
 
 DEVICES = ("cpu", "cuda", "all")
 OnResult = Callable[[CaseResult], None]
@@ -247,13 +247,13 @@ def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str],
     judge.warm_ups = trusted.warm_ups
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
-    phases = _phases(trusted.cases, devices)
+    runs = phases(trusted.cases, devices)
     stop = threading.Event()
-    prefetch = judge.prefetch([case for runs in phases for case, device in runs
+    prefetch = judge.prefetch([case for phase in runs for case, device in phase
                                if device == devices[0] or MEMORY_AUDIT in case.audit], stop,
                               wanted=budget.worth_preparing)
     try:
-        _run_phases(exercise, worker, on_result, report, judge, phases, expected, budget)
+        run_phases(exercise, worker, on_result, report, judge, runs, expected, budget)
     finally:
         stop.set()  # a file that cannot be imported needs no more inputs: the thread ends within one case
         prefetch.join()
@@ -264,61 +264,6 @@ def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str],
         from grader.grading.diagnosis import reconcile
 
         reconcile(report.results, exercise)
-
-
-def _run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, report: Report, judge: Judge,
-                phases: list[list[tuple[Case, str]]], expected: list[tuple[str, str]], budget: Budget) -> None:
-    """Each phase in its own worker; every result handed to `on_result` in report order as soon as it is."""
-    done: dict[tuple[str, str], CaseResult] = {}
-    imported = False
-    for phase, runs in enumerate(phases):
-        if phase and worker.alive:
-            # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
-            worker.stop()
-        for case, device in runs:
-            refusal = "" if report.load_error else budget.refusal(case)
-            if not report.load_error and not refusal and not worker.alive:
-                worker.start()
-            # A file that cannot be imported is imported once: every case then gets the same error.
-            loaded = None if report.load_error or refusal else worker.wait_ready(exercise.time_limit)
-            if loaded is not None and loaded.kind == "sandbox-error":
-                # This machine could not run the learner's code as promised: nothing found here would mean anything.
-                report.not_graded = f"{loaded.detail}: this is about this machine, not your code"
-                return
-            if loaded is not None and loaded.kind != "ready":
-                report.load_error = judge.load_error(loaded)
-            if loaded is not None and phase == 0 and not case.hidden and not imported:
-                # What the file printed at import, from the examples' worker only: a hidden phase shows nothing.
-                imported = True
-                report.import_stdout, report.import_stderr = inert(loaded.stdout), inert(loaded.stderr)
-            if report.load_error:
-                result = CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR,
-                                    report.load_error.splitlines()[0], points=case.points,
-                                    visibility=case.visibility, required=case.required, load_failed=True)
-            elif refusal:
-                result = budget.not_run(case, device, refusal)
-            else:
-                result = budget.count(judge.run(case, device, worker))
-            done[(case.name, device)] = result
-            # Shown in the order the case files give, whatever order they ran in.
-            while len(report.results) < len(expected) and expected[len(report.results)] in done:
-                report.results.append(done[expected[len(report.results)]])
-                on_result(report.results[-1])
-
-
-def _phases(cases: list[Case], devices: list[str]) -> list[list[tuple[Case, str]]]:
-    """The runs, visible cases first and hidden ones after in a worker of their own; in each, the memory-audited
-    cases first (on the CPU only), while the worker holds nothing but torch and the learner's module."""
-    phases = []
-    for hidden in (False, True):
-        chosen = [case for case in cases if case.hidden == hidden]
-        audited = [case for case in chosen if MEMORY_AUDIT in case.audit]
-        plain = [case for case in chosen if MEMORY_AUDIT not in case.audit]
-        # The CPU comes first in `devices` when it is there at all; the audited cases run on it either way.
-        runs = [(case, "cpu") for case in audited] + [(case, device) for device in devices for case in plain]
-        if runs:
-            phases.append(runs)
-    return phases
 
 
 def _cuda() -> bool:

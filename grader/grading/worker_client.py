@@ -67,6 +67,7 @@ class WorkerClient:
         self.last_cpu = 0.0  # CPU seconds of the last task that replied
         self.warmed: set[str] = set()  # functions this worker has made its first call of (grader/grading/warm_up.py)
         self._next_id = 1
+        self._in_flight: list[Sent] = []  # tasks sent whose replies are not read yet, in the order sent
         self.learner_lines = _line_count(learner)  # a hidden case names a line of the file only if it is one
 
     # ------------------------------------------------------------ lifecycle
@@ -146,6 +147,7 @@ class WorkerClient:
         except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
             pass
         self.sandbox.close()
+        self._in_flight = []
         self._tasks.close()
         try:
             os.close(self._replies)
@@ -166,7 +168,14 @@ class WorkerClient:
 
         `shared_bytes`: the size of the inputs handed over in shared memory, never the learner's to pay for.
         """
-        if self._reader.pending():
+        sent = self.send(task, fds, inputs, time_limit, reply_limit, shared_bytes)
+        return sent if isinstance(sent, RawResult) else self.finish(sent)
+
+    def send(self, task: dict, fds: list[int], inputs: int, time_limit: float, reply_limit: int,
+             shared_bytes: int = 0) -> "Sent | RawResult":
+        """Send one task now and read its reply later (`finish`): the worker computes it while the grader judges
+        the one before. Tasks are answered in the order sent; how the task ended, if it could not be sent."""
+        if not self._in_flight and self._reader.pending():
             # Something arrived that nobody asked for: this worker's replies can no longer be matched to tasks.
             result = self._ended(RawResult("crashed"), "the worker sent a message nobody asked for (a protocol "
                                                        "violation)")
@@ -175,28 +184,51 @@ class WorkerClient:
             return result
         task_id = self._next_id
         self._next_id += 1
-        self._reader.limit = reply_limit
-        kills = self.sandbox.oom_kills()
+        sandbox = self.sandbox
+        kills = sandbox.oom_kills()
+        since = (time.monotonic(), sandbox.cpu_seconds(), sandbox.queued_seconds())
         try:
             self._send({**task, "id": task_id, "reply_limit": reply_limit}, fds)
         except (wire.ChannelClosed, wire.ChannelTimeout, OSError) as error:
             result = self._ended(RawResult("crashed"), _problem(error, "before the case started"))
-        else:
-            result = self._receive(time_limit, time_limit * WALL_FACTOR + WALL_EXTRA, "case", reply_limit)
+            result.stdout, result.stderr = self._output()
+            self.stop()
+            return result
+        sent = Sent(sandbox, task_id, inputs, time_limit, reply_limit, shared_bytes,
+                    "memory" in task.get("audit", ()), kills, since)
+        self._in_flight.append(sent)
+        return sent
+
+    def sent_to(self, sent: "Sent | RawResult") -> bool:
+        """Whether `sent` went to the worker running now (a task that could not be sent, or went to a worker since
+        stopped, will get no reply from it)."""
+        return isinstance(sent, Sent) and sent.sandbox is self.sandbox and self.sandbox is not None
+
+    def finish(self, sent: "Sent") -> RawResult | None:
+        """The checked reply to a task `send` sent; None if the worker it went to is gone (send it again)."""
+        if not self.sent_to(sent) or self._in_flight[0] is not sent:
+            return None  # its worker is gone, or it was not the next to be answered: it gets no reply read here
+        self._in_flight.pop(0)
+        result = self._receive(sent.time_limit, sent.time_limit * WALL_FACTOR + WALL_EXTRA, "case", sent.reply_limit,
+                               sent.since)
+        if self._in_flight and self.sandbox is not None:
+            # The worker starts the next task as it answers this one: that task's clocks start now, not when it was
+            # sent, so that none of this task's time is counted against it.
+            self._in_flight[0].since = (time.monotonic(), self.sandbox.cpu_seconds(), self.sandbox.queued_seconds())
         if result.kind == "message":
             try:
-                reply = replies.parse_case(result.reply, result.tensors, task_id, inputs)
+                reply = replies.parse_case(result.reply, result.tensors, sent.task_id, sent.inputs)
                 result = RawResult(reply.kind, reply=reply, cpu_seconds=self.last_cpu)
             except wire.BadMessage as error:
                 result = self._ended(RawResult("crashed"), _problem(error))
-        if self.sandbox is not None and result.kind != "out-of-memory" and self.sandbox.oom_kills() > kills:
+        if self.sandbox is not None and result.kind != "out-of-memory" and self.sandbox.oom_kills() > sent.kills:
             # The function returned, but a process it started was killed at the memory limit: all of them count.
             self.sandbox.kill()
             result = RawResult("out-of-memory", detail=f"a process of your code went over the {self.memory_limit >> 20} "
                                                        f"MiB that all of them share, and the kernel killed it")
-        if self.sandbox is not None and "memory" in task.get("audit", ()) and self.sandbox.memory_judged:
+        if self.sandbox is not None and sent.audited and self.sandbox.memory_judged:
             # Measured for a memory-audited call only; where nothing counts every process there is no figure at all.
-            shared = shared_bytes if self.sandbox.peak_counts_shared_pages else 0
+            shared = sent.shared_bytes if self.sandbox.peak_counts_shared_pages else 0
             result.peak_bytes = max(self.sandbox.memory_peak() - self.baseline - shared, 0)
         result.stdout, result.stderr = self._output()
         if result.kind in ("timed-out", "crashed", "out-of-memory") or (result.reply and result.reply.restart):
@@ -217,13 +249,14 @@ class WorkerClient:
     def _send(self, body: dict, fds: list[int], deadline: float = SEND_LIMIT) -> None:
         wire.send_with_fds(self._tasks, wire.encode(body), fds, time.monotonic() + deadline)
 
-    def _receive(self, cpu_limit: float, wall_limit: float, phase: str, limit: int) -> "_Message | RawResult":
+    def _receive(self, cpu_limit: float, wall_limit: float, phase: str, limit: int,
+                 since: tuple[float, float, float] | None = None) -> "_Message | RawResult":
         """The next message, or how the task ended: over its CPU limit, or waiting (asleep, blocked: not running and
         not queued for a core) for longer than `wall_limit`. Time spent queued behind other work on a busy machine
         is the machine's, so a verdict does not depend on the load; WALL_CAP times the limit bounds it all."""
         sandbox = self.sandbox
         self._reader.limit = limit
-        started, cpu_start, queued_start = time.monotonic(), sandbox.cpu_seconds(), sandbox.queued_seconds()
+        started, cpu_start, queued_start = since or (time.monotonic(), sandbox.cpu_seconds(), sandbox.queued_seconds())
         self.last_cpu = 0.0
         while True:
             now = time.monotonic()
@@ -275,6 +308,21 @@ class WorkerClient:
     def _output(self) -> tuple[str, str]:
         wait = 1.0 if self.sandbox is not None else 0.2
         return self._stdout.take(wait), self._stderr.take(wait)
+
+
+@dataclass
+class Sent:
+    """A task handed to the worker whose reply is still to be read, and the clocks as they stood when it was sent."""
+
+    sandbox: Sandbox
+    task_id: int
+    inputs: int
+    time_limit: float
+    reply_limit: int
+    shared_bytes: int
+    audited: bool
+    kills: int
+    since: tuple[float, float, float]
 
 
 @dataclass
