@@ -121,6 +121,19 @@ def main(config: dict[str, Any]) -> None:
     _wait_for_stop(reader)
 
 
+def _await_listener(host: str, port: int, deadline: float) -> None:
+    """Wait, in steps of milliseconds, until rank 0's store accepts connections: a client refused once waits a
+    backoff of up to a second before its next try, where the store is listening a few milliseconds later."""
+    import socket
+
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection((host, port), timeout=1.0).close()
+            return
+        except OSError:
+            time.sleep(0.002)
+
+
 def _store(config: dict[str, Any]) -> Any:
     """Where the ranks meet: rank 0's TCP store on the sandbox's own loopback, or a file (no namespaces)."""
     import torch.distributed as dist
@@ -129,6 +142,8 @@ def _store(config: dict[str, Any]) -> Any:
     timeout = timedelta(seconds=config["comm_timeout"])
     if kind == "tcp":
         host, _, port = where.rpartition(":")
+        if config["rank"] != 0:
+            _await_listener(host, int(port), time.monotonic() + config["comm_timeout"])
         return dist.TCPStore(host, int(port), config["world_size"], config["rank"] == 0, timeout=timeout)
     return dist.FileStore(where, config["world_size"])
 
