@@ -172,12 +172,13 @@ def test_the_memory_cases_run_on_the_cpu_whichever_devices_are_asked_for(devices
     gathers every key is never accepted because only CUDA was asked for."""
     from types import SimpleNamespace
 
-    from grader.grading.pipeline import _expected, _phases
+    from grader.grading.phases import phases
+    from grader.grading.pipeline import _expected
 
     cases = [SimpleNamespace(name=name, audit=audit, hidden=hidden) for name, audit, hidden in (
         ("shown", (), False), ("memory", ("memory",), True), ("hidden", (), True))]
     planned = [(case.name, device) for case, device in _expected(cases, devices)]
-    ran = [(case.name, device) for phase in _phases(cases, devices) for case, device in phase]
+    ran = [(case.name, device) for phase in phases(cases, devices) for case, device in phase]
     assert ("memory", "cpu") in planned and sorted(ran) == sorted(planned)
     assert [name for name, device in planned].count("memory") == 1
     assert {device for name, device in planned if name != "memory"} == set(devices)
