@@ -114,11 +114,15 @@ class Judge:
         thread at interpreter exit aborts the process (SIGABRT) after the report is printed."""
 
         def build() -> None:
+            audited = 0
             for case in cases:
                 if stop.is_set():
                     return
-                if not wanted(case) or (MEMORY_AUDIT in case.audit and not _KEEP_AUDITED[0]):
-                    continue  # a memory-audited case is built when it runs, so that two are never held at once
+                audited += MEMORY_AUDIT in case.audit
+                if not wanted(case) or (MEMORY_AUDIT in case.audit and audited > 1 and not _KEEP_AUDITED[0]):
+                    # A memory-audited case after the first is built when it runs, once the one before it is let go,
+                    # so that two are never held at once; the first is ready before its turn.
+                    continue
                 try:
                     self.prepare(case)
                 except Exception:  # noqa: BLE001  (raised again, in the grader's own thread, when the case runs)
