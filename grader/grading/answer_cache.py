@@ -1,8 +1,8 @@
 """Answers that are slow to compute, kept on disk between commands under a hash of everything that decides them.
 
 Most cases' expected values take well under a millisecond and are simply computed again. A few (the
-memory-audited ring cases: a float64 attention over a million keys) take most of a second and hundreds
-of MiB; those are stored in `.grader/cache/answers/` and read back by later commands.
+memory-audited ring case: a float64 attention over a quarter of a million keys) take a tenth of a second
+or more and tens of MiB; those are stored in `.grader/cache/answers/` and read back by later commands.
 
 An answer read from disk decides verdicts, so the cache is used only where learner code cannot have
 written it: in a sandbox with namespaces the learner's processes see the course read-only; without

@@ -32,8 +32,8 @@ _KEEP_AUDITED = [False]  # whether a memory-audited case's inputs outlive its ru
 
 def keep_audited_inputs() -> None:
     """Keep memory-audited cases' inputs for the life of this process: for one that grades many files (validate,
-    a cohort's grading process). A single grade lets each go once it ran: they are the largest by far (hundreds
-    of MiB), and Gradescope's whole container has 768 MB."""
+    a cohort's grading process). A single grade lets each go once it ran: they are the largest by far (tens
+    of MiB each), and Gradescope's whole container has 768 MB."""
     _KEEP_AUDITED[0] = True
 
 
