@@ -107,12 +107,15 @@ def share(args: list[Any]) -> SharedInputs:
 
     def walk(value: Any) -> Any:
         if isinstance(value, torch.Tensor):
-            # A dense tensor in any layout is a permutation of a contiguous block: store that block.
-            order = sorted(range(value.dim()), key=lambda dim: (-value.stride(dim), dim))
-            block = value.detach().permute(order).contiguous().cpu()
-            strides = [0] * value.dim()
-            for position, dim in enumerate(order):
-                strides[dim] = block.stride(position)
+            if value.is_contiguous() and value.device.type == "cpu":
+                block, strides = value.detach(), list(value.stride())  # the block itself, as most inputs are
+            else:
+                # A dense tensor in any layout is a permutation of a contiguous block: store that block.
+                order = sorted(range(value.dim()), key=lambda dim: (-value.stride(dim), dim))
+                block = value.detach().permute(order).contiguous().cpu()
+                strides = [0] * value.dim()
+                for position, dim in enumerate(order):
+                    strides[dim] = block.stride(position)
             specs.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape),
                           "stride": strides, "offset": 0, "nbytes": block.numel() * block.element_size()})
             blocks.append(block)

@@ -186,7 +186,7 @@ class WorkerClient:
         self._next_id += 1
         sandbox = self.sandbox
         kills = sandbox.oom_kills()
-        since = (time.monotonic(), sandbox.cpu_seconds(), sandbox.queued_seconds())
+        since = (time.monotonic(), sandbox.cpu_seconds(), None)
         try:
             self._send({**task, "id": task_id, "reply_limit": reply_limit}, fds)
         except (wire.ChannelClosed, wire.ChannelTimeout, OSError) as error:
@@ -214,7 +214,7 @@ class WorkerClient:
         if self._in_flight and self.sandbox is not None:
             # The worker starts the next task as it answers this one: that task's clocks start now, not when it was
             # sent, so that none of this task's time is counted against it.
-            self._in_flight[0].since = (time.monotonic(), self.sandbox.cpu_seconds(), self.sandbox.queued_seconds())
+            self._in_flight[0].since = (time.monotonic(), self.sandbox.cpu_seconds(), None)
         if result.kind == "message":
             try:
                 reply = replies.parse_case(result.reply, result.tensors, sent.task_id, sent.inputs)
@@ -250,13 +250,13 @@ class WorkerClient:
         wire.send_with_fds(self._tasks, wire.encode(body), fds, time.monotonic() + deadline)
 
     def _receive(self, cpu_limit: float, wall_limit: float, phase: str, limit: int,
-                 since: tuple[float, float, float] | None = None) -> "_Message | RawResult":
+                 since: tuple[float, float, float | None] | None = None) -> "_Message | RawResult":
         """The next message, or how the task ended: over its CPU limit, or waiting (asleep, blocked: not running and
         not queued for a core) for longer than `wall_limit`. Time spent queued behind other work on a busy machine
         is the machine's, so a verdict does not depend on the load; WALL_CAP times the limit bounds it all."""
         sandbox = self.sandbox
         self._reader.limit = limit
-        started, cpu_start, queued_start = since or (time.monotonic(), sandbox.cpu_seconds(), sandbox.queued_seconds())
+        started, cpu_start, queued_start = since or (time.monotonic(), sandbox.cpu_seconds(), None)
         self.last_cpu = 0.0
         while True:
             now = time.monotonic()
@@ -270,6 +270,10 @@ class WorkerClient:
                 return self._ended(RawResult("crashed"), _during(phase), ended=True)
             except wire.BadMessage as error:
                 return self._ended(RawResult("crashed"), _problem(error))
+            if queued_start is None:
+                # Read once the task has run a poll's length (most answer sooner): time spent queued for a core
+                # before then counts as waiting, at most POLL of a wall limit of seconds.
+                queued_start = sandbox.queued_seconds()
             if not sandbox.memory_limited_by_kernel and (now_bytes := sandbox.memory_bytes_now()) > self.memory_limit:
                 sandbox.kill()
                 return RawResult("out-of-memory", detail=f"used {now_bytes >> 20} MiB, measured by the operating "
@@ -322,7 +326,7 @@ class Sent:
     shared_bytes: int
     audited: bool
     kills: int
-    since: tuple[float, float, float]
+    since: tuple[float, float, float | None]  # wall clock, CPU, time queued for a core (None: not read yet)
 
 
 @dataclass
