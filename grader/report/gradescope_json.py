@@ -17,8 +17,8 @@ def report_to_json(report: Report) -> dict[str, Any]:
 
     Every string in it is inert: a platform may show it in a terminal or a page.
     """
-    tests = [test_to_json(number, result, report.weight(result))
-             for number, result in enumerate(report.results, start=1)]
+    tests = [test_to_json(number, result, weight)
+             for number, (result, weight) in enumerate(zip(report.results, report.weights(report.results)), start=1)]
     output = report.summary_line()
     required = required_line(report, sum(test["score"] for test in tests))
     if required:

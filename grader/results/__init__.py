@@ -103,8 +103,14 @@ class Report:
 
     def weight(self, result: CaseResult) -> float:
         """What one case is worth, its points scaled so that all of them add up to the maximum score."""
-        total = sum(r.points for r in self.counted)
-        return result.points * self.max_score / total if total else 0.0
+        return self.weights([result])[0]
+
+    def weights(self, results: list[CaseResult]) -> list[float]:
+        """What each of `results` is worth, the total and the maximum worked out once for all of them."""
+        counted = self.counted
+        total = sum(r.points for r in counted)
+        most = self.declared_max if self.declared_max is not None else total
+        return [result.points * most / total if total else 0.0 for result in results]
 
     @property
     def required_failed(self) -> list[CaseResult]:
@@ -115,7 +121,7 @@ class Report:
         """Points earned, scaled to the maximum; nothing at all when a required case failed or nothing ran."""
         if self.required_failed or self.status == "error":
             return 0.0
-        return round(sum(self.weight(r) for r in self.counted if r.passed), 6)
+        return round(sum(self.weights([r for r in self.counted if r.passed])), 6)
 
     def count(self, *outcomes: Outcome) -> int:
         return sum(result.outcome in outcomes for result in self.results)
