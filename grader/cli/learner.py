@@ -26,7 +26,6 @@ from grader.errors import UsageError
 from grader.files import RefusedFile, read_regular
 from grader.inert import inert
 from grader.learner.state import LearnerState, StateError, snapshot
-from grader.report.markdown import page_markdown
 from grader.report.terminal import show
 
 
@@ -45,6 +44,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
+    from grader.report.markdown import page_markdown  # rich's Markdown, for this command only
+
     exercise = exercise_from_args(args)
     text = check_exists(exercise.statement, "the statement").read_text(encoding="utf-8")
     word = escape(exercise_word(exercise))
