@@ -109,7 +109,10 @@ def main() -> int:
             started = time.monotonic()
             margins = []
             for case, (peak, budget, outcome, seconds, message) in measure(root, path).items():
-                margin = None if not peak else (budget / peak if correct else peak / budget)
+                if peak is None:
+                    margin = None  # no figure here (a call that failed, or nothing counts every process)
+                else:
+                    margin = (budget / peak if peak else float("inf")) if correct else peak / budget
                 if margin is not None:
                     margins.append(margin)
                 rows.append({"design": design, "correct": correct, "case": case, "peak_mib": _mib(peak),
