@@ -146,13 +146,16 @@ def _place(specs: list[dict[str, Any]]) -> int:
     Each input starts on pages of its own, at a random multiple of ALIGN inside its first page, and is
     followed by 1 to GUARD_PAGES pages that belong to no input: the distance from one input to the next
     takes one of about GUARD_PAGES * PAGE / ALIGN values, so few inputs ever lie at one stride."""
-    offset = PAGE * (1 + secrets.randbelow(GUARD_PAGES))  # nothing of an input on the file's first pages either
+    # Two draws an input and one more, from one read of the system's random source (not one read a draw: a ring
+    # case has hundreds of inputs). Both bounds divide 2**16, so each draw is uniform.
+    pool = iter(memoryview(secrets.token_bytes(2 * (2 * len(specs) + 1))).cast("H"))
+    offset = PAGE * (1 + next(pool) % GUARD_PAGES)  # nothing of an input on the file's first pages either
     for spec in specs:
         if not spec["nbytes"]:
             continue
-        spec["offset"] = offset + ALIGN * secrets.randbelow(PAGE // ALIGN)
+        spec["offset"] = offset + ALIGN * (next(pool) % (PAGE // ALIGN))
         end = spec["offset"] + spec["nbytes"]
-        offset = end + (-end % PAGE) + PAGE * (1 + secrets.randbelow(GUARD_PAGES))
+        offset = end + (-end % PAGE) + PAGE * (1 + next(pool) % GUARD_PAGES)
     return offset
 
 

@@ -153,7 +153,8 @@ class Judge:
         inputs, expected, _ = self.prepare(case)
         shared, task, reply_limit = self._task(case, inputs, expected, device, observed_call=True)
         try:
-            sent = worker.send(task, [shared.fd], len(shared.specs), self._limit(case), reply_limit, shared.size)
+            sent = worker.send(task, [shared.fd], len(shared.specs), self._limit(case), reply_limit, shared.size,
+                               output=not case.hidden)
         except BaseException:
             shared.close()
             raise

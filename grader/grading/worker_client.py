@@ -172,9 +172,10 @@ class WorkerClient:
         return sent if isinstance(sent, RawResult) else self.finish(sent)
 
     def send(self, task: dict, fds: list[int], inputs: int, time_limit: float, reply_limit: int,
-             shared_bytes: int = 0) -> "Sent | RawResult":
+             shared_bytes: int = 0, output: bool = True) -> "Sent | RawResult":
         """Send one task now and read its reply later (`finish`): the worker computes it while the grader judges
-        the one before. Tasks are answered in the order sent; how the task ended, if it could not be sent."""
+        the one before. Tasks are answered in the order sent; how the task ended, if it could not be sent.
+        `output=False`: what the task printed is never shown (a hidden case), so it is not collected for it."""
         if not self._in_flight and self._reader.pending():
             # Something arrived that nobody asked for: this worker's replies can no longer be matched to tasks.
             result = self._ended(RawResult("crashed"), "the worker sent a message nobody asked for (a protocol "
@@ -195,7 +196,7 @@ class WorkerClient:
             self.stop()
             return result
         sent = Sent(sandbox, task_id, inputs, time_limit, reply_limit, shared_bytes,
-                    "memory" in task.get("audit", ()), kills, since)
+                    "memory" in task.get("audit", ()), kills, since, output)
         self._in_flight.append(sent)
         return sent
 
@@ -230,7 +231,8 @@ class WorkerClient:
             # Measured for a memory-audited call only; where nothing counts every process there is no figure at all.
             shared = sent.shared_bytes if self.sandbox.peak_counts_shared_pages else 0
             result.peak_bytes = max(self.sandbox.memory_peak() - self.baseline - shared, 0)
-        result.stdout, result.stderr = self._output()
+        if sent.output:
+            result.stdout, result.stderr = self._output()
         if result.kind in ("timed-out", "crashed", "out-of-memory") or (result.reply and result.reply.restart):
             self.stop()
         return result
@@ -327,6 +329,7 @@ class Sent:
     audited: bool
     kills: int
     since: tuple[float, float, float | None]  # wall clock, CPU, time queued for a core (None: not read yet)
+    output: bool = True                       # whether what it printed is collected for it
 
 
 @dataclass
