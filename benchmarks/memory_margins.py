@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-EXERCISE = "07-ring-attention"
+from learner_loop import EXERCISE, REPO, course_copy  # the same private copy of the exercise
+
 AUDIT_FILE = Path("cases") / "hidden" / "constraints.yaml"
 MARGIN = 1.5
 FIXTURES = REPO / "tests" / "fixtures" / "audit"
@@ -51,10 +51,7 @@ def designs(root: Path, folder: Path) -> list[tuple[str, bool, Path]]:
 
 def course(folder: Path, cases: Path | None) -> Path:
     """A private copy of the exercise, its audited cases replaced by `cases` when given."""
-    root = folder / "course"
-    for part in ("exercises", "solutions", "hints"):
-        shutil.copytree(REPO / part / EXERCISE, root / part / EXERCISE, ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "exercises" / "course.yaml").write_text(f"course: margins\nexercises:\n  - exercises/{EXERCISE}\n")
+    root = course_copy(folder / "course")
     if cases is not None:
         shutil.copyfile(cases, root / "exercises" / EXERCISE / AUDIT_FILE)
     for part in ("variants", "mistakes"):
@@ -62,15 +59,21 @@ def course(folder: Path, cases: Path | None) -> Path:
     return root
 
 
-def measure(root: Path, path: Path) -> dict[str, tuple[int | None, int, str, float, str]]:
-    """Per audited case: (peak bytes, budget bytes, outcome, seconds, message) for `path`, graded as a submission is."""
+def audited_cases(root: Path) -> tuple[object, set[str]]:
+    """The course copy's exercise and the names of its memory-audited cases."""
     from grader.course.exercise import load_exercise
-    from grader.grading.case import MEMORY_AUDIT, Judge
-    from grader.grading.pipeline import grade, load_trusted
+    from grader.grading.case import MEMORY_AUDIT
+    from grader.grading.pipeline import load_trusted
 
     exercise = load_exercise(root, root / "exercises" / EXERCISE)
-    trusted = load_trusted(exercise, "submit")
-    audited = {case.name: case for case in trusted.cases if MEMORY_AUDIT in case.audit}
+    return exercise, {case.name for case in load_trusted(exercise, "submit").cases if MEMORY_AUDIT in case.audit}
+
+
+def measure(exercise: object, audited: set[str], path: Path) -> dict[str, tuple[int | None, int, str, float, str]]:
+    """Per audited case: (peak bytes, budget bytes, outcome, seconds, message) for `path`, graded as a submission is."""
+    from grader.grading.case import Judge
+    from grader.grading.pipeline import grade
+
     seen: dict[str, tuple[int | None, int]] = {}
     original = Judge._judge
 
@@ -81,7 +84,7 @@ def measure(root: Path, path: Path) -> dict[str, tuple[int | None, int, str, flo
 
     Judge._judge = judged
     try:
-        report = grade(exercise, path, "submit", "cpu", only=set(audited), time_limit=60, diagnose=False)
+        report = grade(exercise, path, "submit", "cpu", only=audited, time_limit=60, diagnose=False)
     finally:
         Judge._judge = original
     if report.not_graded or report.load_error:
@@ -102,13 +105,14 @@ def main() -> int:
         folder = Path(name)
         root = course(folder, args.cases.resolve() if args.cases else None)
         print(f"containment: {containment()}")
+        exercise, audited = audited_cases(root)
         rows, worst = [], {True: float("inf"), False: float("inf")}
         for design, correct, path in designs(root, folder):
             if args.only and not any(word in design for word in args.only):
                 continue
             started = time.monotonic()
             margins = []
-            for case, (peak, budget, outcome, seconds, message) in measure(root, path).items():
+            for case, (peak, budget, outcome, seconds, message) in measure(exercise, audited, path).items():
                 if peak is None:
                     margin = None  # no figure here (a call that failed, or nothing counts every process)
                 else:

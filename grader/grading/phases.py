@@ -8,7 +8,7 @@ from grader.course.cases import Case
 from grader.course.exercise import Exercise
 from grader.grading.budget import Budget
 from grader.grading.case import MEMORY_AUDIT, Judge, Sending
-from grader.grading.worker_client import WorkerClient
+from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import inert
 from grader.results import CaseResult, Outcome, Report
 
@@ -35,24 +35,16 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
                 if sending is not None and (sending.case is not case or refusal or not worker.sent_to(sending.sent)):
                     judge.receive(sending, worker)  # not to be judged now: its reply is read and set aside
                     sending = None
-                if not report.load_error and not refusal and not worker.alive:
-                    worker.start()
                 # A file that cannot be imported is imported once: every case then gets the same error.
-                loaded = None if report.load_error or refusal else worker.wait_ready(exercise.time_limit)
-                if loaded is not None and loaded.kind == "sandbox-error":
-                    # This machine could not run the learner's code as promised: nothing found here would mean anything.
-                    report.not_graded = f"{loaded.detail}: this is about this machine, not your code"
+                loaded = None if report.load_error or refusal else _readied(worker, exercise)
+                if loaded is not None and not _taken(loaded, report, judge):
                     return
-                if loaded is not None and loaded.kind != "ready":
-                    report.load_error = judge.load_error(loaded)
                 if loaded is not None and phase == 0 and not case.hidden and not imported:
                     # What the file printed at import, from the examples' worker only: a hidden phase shows nothing.
                     imported = True
                     report.import_stdout, report.import_stderr = inert(loaded.stdout), inert(loaded.stderr)
                 if report.load_error:
-                    result = CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR,
-                                        report.load_error.splitlines()[0], points=case.points,
-                                        visibility=case.visibility, required=case.required, load_failed=True)
+                    result = _not_imported(case, device, report.load_error)
                 elif refusal:
                     result = budget.not_run(case, device, refusal)
                 else:
@@ -66,12 +58,12 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
                             ahead.discard()
                             ahead = None
                     found = judge.receive(sending, worker) if sending is not None else None
-                    if found is None:  # not sent ahead, or sent to a worker that is gone: run in turn
-                        if not worker.alive:
-                            worker.start()
-                            worker.wait_ready(exercise.time_limit)
-                        found = judge.run(case, device, worker)
-                    result = budget.count(found)
+                    if found is None:  # not sent ahead, or its worker was stopped since (the next could not be sent)
+                        if not _taken(_readied(worker, exercise), report, judge):
+                            return
+                        found = None if report.load_error else judge.run(case, device, worker)
+                    result = budget.count(found) if found is not None else \
+                        _not_imported(case, device, report.load_error)
                 done[(case.name, device)] = result
                 # Shown in the order the case files give, whatever order they ran in.
                 while len(report.results) < len(expected) and expected[len(report.results)] in done:
@@ -80,6 +72,30 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
     finally:
         if ahead is not None:
             ahead.discard()
+
+
+def _readied(worker: WorkerClient, exercise: Exercise) -> RawResult:
+    """The worker started if it is not running, and how importing the learner's file went in it."""
+    if not worker.alive:
+        worker.start()
+    return worker.wait_ready(exercise.time_limit)
+
+
+def _taken(loaded: RawResult, report: Report, judge: Judge) -> bool:
+    """What the import said, taken into the report; False where this machine could not run the learner's code as
+    promised (nothing found here would mean anything: the run is not graded)."""
+    if loaded.kind == "sandbox-error":
+        report.not_graded = f"{loaded.detail}: this is about this machine, not your code"
+        return False
+    if loaded.kind != "ready":
+        report.load_error = judge.load_error(loaded)
+    return True
+
+
+def _not_imported(case: Case, device: str, load_error: str) -> CaseResult:
+    """A case's result when the file could not be imported: every case gets the same error."""
+    return CaseResult(case.name, case.suite, case.function, device, Outcome.ERROR, load_error.splitlines()[0],
+                      points=case.points, visibility=case.visibility, required=case.required, load_failed=True)
 
 
 def _overlaps(case: Case) -> bool:

@@ -207,7 +207,7 @@ class WorkerClient:
 
     def finish(self, sent: "Sent") -> RawResult | None:
         """The checked reply to a task `send` sent; None if the worker it went to is gone (send it again)."""
-        if not self.sent_to(sent) or self._in_flight[0] is not sent:
+        if not self.sent_to(sent) or not self._in_flight or self._in_flight[0] is not sent:
             return None  # its worker is gone, or it was not the next to be answered: it gets no reply read here
         self._in_flight.pop(0)
         result = self._receive(sent.time_limit, sent.time_limit * WALL_FACTOR + WALL_EXTRA, "case", sent.reply_limit,
