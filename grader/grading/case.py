@@ -138,14 +138,24 @@ class Judge:
 
     def run(self, case: Case, device: str, worker: WorkerClient) -> CaseResult:
         """Run one case in the worker and turn its reply into a verdict."""
-        inputs, expected, baseline = self.prepare(case)
+        return self.judged(case, device, self.called(case, device, worker))
+
+    def called(self, case: Case, device: str, worker: WorkerClient) -> "Called":
+        """The learner's call on one case in `worker`, not judged yet (any thread may make it: judged() judges)."""
+        inputs, expected, _ = self.prepare(case)
         # A memory-audited case is measured from after the learner's first call (grader/grading/warm_up.py); a first
         # call that cost the worker its life is this case's result.
         raw = warm_up(self, case, device, worker) if MEMORY_AUDIT in case.audit else None
         modified, lines, first_call = [], worker.learner_lines, raw is not None
         if raw is None:
             raw, modified = self.call(case, inputs, expected, device, worker)
-        return self._verdict(case, device, inputs, expected, baseline, raw, modified, lines, first_call)
+        return Called(raw, modified, lines, first_call)
+
+    def judged(self, case: Case, device: str, called: "Called") -> CaseResult:
+        """The verdict on a call `called` made, in the grader's own thread."""
+        inputs, expected, baseline = self.prepare(case)
+        return self._verdict(case, device, inputs, expected, baseline, called.raw, called.modified, called.lines,
+                             called.first_call)
 
     def send(self, case: Case, device: str, worker: WorkerClient) -> "Sending":
         """Hand a case without a memory audit to the worker now; `receive` judges it once the case before is judged,
@@ -278,6 +288,16 @@ class Judge:
     def load_error(self, loaded: RawResult) -> str:
         """One clear message for a file that could not be imported, naming file, line and text."""
         return failure.load_error(self.learner_name, loaded, self.exercise.time_limit)
+
+
+@dataclass
+class Called:
+    """What the learner's call on one case gave (Judge.called), before any verdict."""
+
+    raw: RawResult
+    modified: list[int]  # the indices of the inputs it changed
+    lines: int           # how many lines the graded file has, as the grader counted them
+    first_call: bool     # the warm-up call before a memory-audited case ended it (grader/grading/warm_up.py)
 
 
 @dataclass

@@ -6,29 +6,36 @@ from typing import Callable
 
 from grader.course.cases import Case
 from grader.course.exercise import Exercise
+from grader.grading.audit_lane import AuditLane
 from grader.grading.budget import Budget
 from grader.grading.case import MEMORY_AUDIT, Judge, Sending
 from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import inert
+from grader.sandbox.machine import sandboxes_apart
 from grader.results import CaseResult, Outcome, Report
 
 OnResult = Callable[[CaseResult], None]
 
 
 def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, report: Report, judge: Judge,
-                phases: list[list[tuple[Case, str]]], expected: list[tuple[str, str]], budget: Budget) -> None:
+               phases: list[list[tuple[Case, str]]], expected: list[tuple[str, str]], budget: Budget) -> None:
     """Each phase in its own worker; every result handed to `on_result` in report order as soon as it is. A hidden
     case is handed to the worker while the one before it is judged (Judge.send), so that the worker computes
     while the grader judges; each keeps its own clock and verdict, and one sent to a worker that was then
-    stopped runs again on the next."""
+    stopped runs again on the next. The hidden memory-audited cases run beside the others, in a worker of
+    their own, where sandboxes are kept apart (grader/grading/audit_lane.py)."""
     done: dict[tuple[str, str], CaseResult] = {}
     imported = False
     ahead: Sending | None = None  # the next hidden case, handed to the worker while this one is judged
+    lane: AuditLane | None = None
     try:
         for phase, runs in enumerate(phases):
             if phase and worker.alive:
                 # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
                 worker.stop()
+            if not report.load_error and any(_beside(case) for case, _ in runs) and sandboxes_apart():
+                lane = _lane(exercise, worker, judge, [run for run in runs if _beside(run[0])], budget, done)
+                runs = [run for run in runs if not _beside(run[0])]
             for index, (case, device) in enumerate(runs):
                 refusal = "" if report.load_error else budget.refusal(case)
                 sending, ahead = ahead, None
@@ -65,13 +72,75 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
                     result = budget.count(found) if found is not None else \
                         _not_imported(case, device, report.load_error)
                 done[(case.name, device)] = result
-                # Shown in the order the case files give, whatever order they ran in.
-                while len(report.results) < len(expected) and expected[len(report.results)] in done:
-                    report.results.append(done[expected[len(report.results)]])
-                    on_result(report.results[-1])
+                if lane is not None and not _gathered(lane, report, judge, budget, done, wait=False):
+                    return
+                _flush(report, expected, done, on_result)
+            if lane is not None:
+                if not _gathered(lane, report, judge, budget, done, wait=True):
+                    return
+                lane.stop()
+                lane = None
+                _flush(report, expected, done, on_result)
     finally:
         if ahead is not None:
             ahead.discard()
+        if lane is not None:
+            lane.stop()
+
+
+def _beside(case: Case) -> bool:
+    """Whether a case runs in the audit lane: a hidden one (shown nowhere, as the other hidden cases) that measures
+    memory (the one kind that may share its worker with no other call)."""
+    return case.hidden and MEMORY_AUDIT in case.audit
+
+
+def _lane(exercise: Exercise, worker: WorkerClient, judge: Judge, runs: list[tuple[Case, str]], budget: Budget,
+          done: dict[tuple[str, str], CaseResult]) -> AuditLane:
+    """The lane for `runs`, started; those the budget refuses now are reported as not run, as in their own turn."""
+    kept = []
+    for case, device in runs:
+        refusal = budget.refusal(case)
+        if refusal:
+            done[(case.name, device)] = budget.not_run(case, device, refusal)
+        else:
+            kept.append((case, device))
+    return AuditLane(judge, worker.twin(), kept, exercise.time_limit).start()
+
+
+def _gathered(lane: AuditLane, report: Report, judge: Judge, budget: Budget, done: dict[tuple[str, str], CaseResult],
+              wait: bool) -> bool:
+    """The lane's calls that have ended (every one, if `wait`), judged into `done`; False where its worker could not
+    run learner code on this machine (the run is then not graded)."""
+    for case, device in lane.runs:
+        if (case.name, device) in done:
+            continue
+        if report.load_error:  # the examples' worker could not import the file: every case says so
+            done[(case.name, device)] = _not_imported(case, device, report.load_error)
+            continue
+        made = lane.made(case, device, wait)
+        if made is None:
+            if wait:  # the lane stopped before making it (it was abandoned): said so, never a pass
+                done[(case.name, device)] = CaseResult(
+                    case.name, case.suite, case.function, device, Outcome.CRASHED,
+                    "not run: the grader stopped this case's worker before it answered", points=case.points,
+                    visibility=case.visibility, required=case.required)
+            continue
+        if isinstance(made, RawResult):  # its worker did not start, or the file did not import there
+            if made.kind == "sandbox-error":
+                report.not_graded = f"{made.detail}: this is about this machine, not your code"
+                return False
+            done[(case.name, device)] = _not_imported(case, device, judge.load_error(made))
+            continue
+        done[(case.name, device)] = budget.count(judge.judged(case, device, made))
+    return True
+
+
+def _flush(report: Report, expected: list[tuple[str, str]], done: dict[tuple[str, str], CaseResult],
+           on_result: OnResult) -> None:
+    """Results handed on in the order the case files give, whatever order they ran in."""
+    while len(report.results) < len(expected) and expected[len(report.results)] in done:
+        report.results.append(done[expected[len(report.results)]])
+        on_result(report.results[-1])
 
 
 def _readied(worker: WorkerClient, exercise: Exercise) -> RawResult:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,7 @@ class WorkerClient:
         self._next_id = 1
         self._in_flight: list[Sent] = []  # tasks sent whose replies are not read yet, in the order sent
         self.learner_lines = _line_count(learner)  # a hidden case names a line of the file only if it is one
+        self.abandoned = threading.Event()  # set from another thread: what is waited on ends now (abandon)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -159,6 +161,15 @@ class WorkerClient:
     @property
     def alive(self) -> bool:
         return self.sandbox is not None
+
+    def twin(self) -> "WorkerClient":
+        """A client of the same file and limits on the CPU: a worker of its own, to run beside this one."""
+        return WorkerClient(self.learner, self.root, self.memory_limit >> 20, use_cuda=False)
+
+    def abandon(self) -> None:
+        """From any thread: the wait for this worker (its start, its import, a task) ends within a poll, its processes
+        killed; nothing is sent to it after."""
+        self.abandoned.set()
 
     # ------------------------------------------------------------ tasks
 
@@ -272,6 +283,9 @@ class WorkerClient:
                 return self._ended(RawResult("crashed"), _during(phase), ended=True)
             except wire.BadMessage as error:
                 return self._ended(RawResult("crashed"), _problem(error))
+            if self.abandoned.is_set():
+                sandbox.kill()
+                return RawResult("crashed", detail="the grader stopped waiting for this worker")
             if queued_start is None:
                 # Read once the task has run a poll's length (most answer sooner): time spent queued for a core
                 # before then counts as waiting, at most POLL of a wall limit of seconds.

@@ -71,6 +71,13 @@ def open_sandbox(memory_bytes: int, **options: object) -> Sandbox:
     return Sandbox(support().confinement, memory_bytes, **options)
 
 
+def sandboxes_apart() -> bool:
+    """Whether two sandboxes running at once are kept from each other: each has PID, network, IPC and mount
+    namespaces of its own. Only then does a memory-audited case run beside another learner process; where
+    they share the host's /proc and network, one could hold the other's memory out of its count."""
+    return support().namespaces
+
+
 def probe_soon() -> None:
     """Start the probe on a thread: it waits on a sandboxed Python, while this process imports torch."""
     if _support.cache_info().currsize:
