@@ -49,6 +49,31 @@ def test_a_change_anywhere_is_found_and_a_shrunk_file_counts_as_changed() -> Non
         shared.close()
 
 
+def test_every_kind_of_input_is_handed_over_whole_and_a_flipped_bit_in_any_is_found() -> None:
+    """NumPy has no bfloat16, a 0-dim tensor has no axis, a large input is compared eight bytes at a time, an input
+    that requires grad cannot be seen by NumPy directly: each still travels bit for bit and is checked the same."""
+    nan = torch.tensor(float("nan"), dtype=torch.float64)
+    args = [torch.randn(7, 3).to(torch.bfloat16), nan, torch.randn(3, 40_000), torch.randn(4, requires_grad=True),
+            torch.arange(6, dtype=torch.int32).reshape(2, 3).t()]
+    shared = _shared(args)
+    try:
+        seen = shared_inputs.build_args(shared.args, shared_inputs.open_shared(os.dup(shared.fd), shared.size,
+                                                                                 shared.specs))
+        assert all(torch.equal(mine.detach().view(-1).view(torch.uint8) if mine.is_contiguous() else mine,
+                               theirs.view(-1).view(torch.uint8) if theirs.is_contiguous() else theirs)
+                   for mine, theirs in zip(args, seen))
+        assert shared.changed() == []
+        for index, spec in enumerate(shared.specs):
+            last = spec["offset"] + spec["nbytes"] - 1
+            byte = os.pread(shared.fd, 1, last)
+            os.pwrite(shared.fd, bytes([byte[0] ^ 1]), last)  # one bit, in the last byte (a NaN's payload for 1)
+            assert shared.changed() == [index], index
+            os.pwrite(shared.fd, byte, last)
+        assert shared.changed() == []
+    finally:
+        shared.close()
+
+
 def _opened(args):
     shared = _shared(args)
     return shared, shared_inputs.build_args(shared.args, shared_inputs.open_shared(os.dup(shared.fd), shared.size,

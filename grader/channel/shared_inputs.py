@@ -37,30 +37,16 @@ class SharedInputs:
     size: int
     specs: list[dict[str, Any]]
     args: list[Any]           # the argument tree, tensors replaced by {"tensor": index}
-    blocks: list[Any]         # what each tensor's bytes were when handed over: the grader's, never shared
+    blocks: list[memoryview]  # each tensor's bytes as handed over (a flat byte view): the grader's own, never shared
 
     def changed(self) -> list[int]:
         """Indices of the tensors whose bytes differ from what was handed over."""
-        import torch
-
         # Read back with pread, never a mapping: a worker that shrank the file would make a mapped read
         # fault in the grader; here the missing bytes just read as changed. Each input's own bytes only:
         # the guard holes between them are never read.
-        largest = max((spec["nbytes"] for spec in self.specs), default=0)
-        buffer = bytearray(largest)
-        current = torch.frombuffer(buffer, dtype=torch.uint8) if largest else None
         changed = []
         for index, (spec, block) in enumerate(zip(self.specs, self.blocks)):
-            nbytes = spec["nbytes"]
-            if not nbytes:
-                continue
-            view, done = memoryview(buffer)[:nbytes], 0
-            while done < nbytes:
-                count = os.preadv(self.fd, [view[done:]], spec["offset"] + done)
-                if count <= 0:
-                    break
-                done += count
-            if done < nbytes or not _same(current[:nbytes], _as_bytes(block)):
+            if spec["nbytes"] and not _unchanged(self.fd, spec["offset"], block):
                 changed.append(index)
         return changed
 
@@ -71,22 +57,55 @@ class SharedInputs:
             pass
 
 
-def _as_bytes(block: Any) -> Any:
+_LARGE = 1 << 16  # bytes from which an input is compared as tensors (eight bytes a step), not as one bytes object
+
+
+def _unchanged(fd: int, offset: int, block: memoryview) -> bool:
+    """Whether the file holds `block`'s bytes, bit for bit (NaNs included), at `offset`."""
+    nbytes = block.nbytes
+    if nbytes < _LARGE:
+        return os.pread(fd, nbytes, offset) == bytes(block)  # a short read (the file cut) is a difference too
     import torch
 
-    return block.reshape(-1).view(torch.uint8)
+    buffer = bytearray(nbytes)
+    view, done = memoryview(buffer), 0
+    while done < nbytes:
+        count = os.preadv(fd, [view[done:]], offset + done)
+        if count <= 0:
+            return False
+        done += count
+    current, handed = torch.frombuffer(buffer, dtype=torch.uint8), torch.frombuffer(block, dtype=torch.uint8)
+    if nbytes % 8 == 0:
+        current, handed = current.view(torch.int64), handed.view(torch.int64)
+    return torch.equal(current, handed)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Bit for bit (NaNs included), compared eight bytes at a time where the length allows."""
+def _bytes_of(block: Any) -> memoryview:
+    """A contiguous CPU tensor's bytes, as a flat view of its own memory (no copy)."""
     import torch
 
-    if a.numel() % 8 == 0:
+    if block.dtype not in _NO_NUMPY:
         try:
-            return torch.equal(a.view(torch.int64), b.view(torch.int64))
-        except RuntimeError:  # the grader's tensor starts mid-word in its storage (a half-precision slice)
-            pass
-    return torch.equal(a, b)
+            array = block.numpy()
+        except TypeError:  # a dtype NumPy lacks (bfloat16, the float8s): asked once per dtype
+            _NO_NUMPY.add(block.dtype)
+    if block.dtype in _NO_NUMPY:
+        array = block.reshape(-1).view(torch.uint8).numpy()  # the same bytes, seen as bytes
+    return memoryview(array).cast("B") if array.ndim else memoryview(array.reshape(1)).cast("B")
+
+
+_NO_NUMPY: set[Any] = set()  # the dtypes whose tensors NumPy cannot view
+
+
+_DTYPE_NAMES: dict[Any, str] = {}
+
+
+def _dtype_name(dtype: Any) -> str:
+    """'float64' for torch.float64: what the worker looks up on torch."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
+    return name
 
 
 def _memory_file() -> int:
@@ -107,8 +126,8 @@ def share(args: list[Any]) -> SharedInputs:
 
     def walk(value: Any) -> Any:
         if isinstance(value, torch.Tensor):
-            if value.is_contiguous() and value.device.type == "cpu":
-                block, strides = value.detach(), list(value.stride())  # the block itself, as most inputs are
+            if value.is_contiguous() and not value.is_cuda:
+                block, strides = value, list(value.stride())  # the block itself, as most inputs are
             else:
                 # A dense tensor in any layout is a permutation of a contiguous block: store that block.
                 order = sorted(range(value.dim()), key=lambda dim: (-value.stride(dim), dim))
@@ -116,9 +135,10 @@ def share(args: list[Any]) -> SharedInputs:
                 strides = [0] * value.dim()
                 for position, dim in enumerate(order):
                     strides[dim] = block.stride(position)
-            specs.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape),
-                          "stride": strides, "offset": 0, "nbytes": block.numel() * block.element_size()})
-            blocks.append(block)
+            data = _bytes_of(block.detach())  # its bytes, as the worker's view of them will hold them
+            specs.append({"dtype": _dtype_name(value.dtype), "shape": list(value.shape), "stride": strides,
+                          "offset": 0, "nbytes": data.nbytes})
+            blocks.append(data)
             return {"tensor": len(specs) - 1}
         if isinstance(value, list):
             return {"list": [walk(item) for item in value]}
@@ -131,9 +151,9 @@ def share(args: list[Any]) -> SharedInputs:
     fd = _memory_file()
     try:
         os.ftruncate(fd, size)  # the guard runs stay holes: written nowhere, they cost no memory
-        for spec, block in zip(specs, blocks):
+        for spec, data in zip(specs, blocks):
             if spec["nbytes"]:
-                _write_all(fd, memoryview(_as_bytes(block).numpy()), spec["offset"])
+                _write_all(fd, data, spec["offset"])
     except BaseException:
         os.close(fd)
         raise

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,11 @@ def _path(root: Path, key: str) -> Path:
 def load(root: Path, key: str) -> tuple[Any, Any] | None:
     """(expected, baseline) stored under `key`, or None when there is none or it cannot be read as stored."""
     key = f"{torch.__version__}\0{key}"
+    path = _path(root, key)
+    if not os.path.isfile(path):  # most answers are never stored: no torch.load (and its exception) for them
+        return None
     try:
-        stored = torch.load(_path(root, key), map_location="cpu", weights_only=True)
+        stored = torch.load(path, map_location="cpu", weights_only=True)
     except Exception:  # noqa: BLE001  (missing, truncated, or not what this module writes: compute instead)
         return None
     if not isinstance(stored, dict) or stored.get("key") != key or not _plain(stored.get("answer")):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable
 
@@ -88,7 +88,9 @@ class Judge:
     def _key(self, case: Case) -> tuple[str, str]:
         known = self._keys.get(id(case))
         if known is None or known[0] is not case:  # the case itself is kept with its key, so its id is never reused
-            known = self._keys[id(case)] = (case, (self._trusted, json.dumps(asdict(case), sort_keys=True, default=str)))
+            # Its fields as asdict() gives them (the params are plain YAML data), without asdict's deep copy.
+            fields = json.dumps(vars(case), sort_keys=True, default=str)
+            known = self._keys[id(case)] = (case, (self._trusted, fields))
         return known[1]
 
     def _answers(self, case: Case, inputs: Any, key: str) -> tuple[Any, Any]:
