@@ -13,6 +13,7 @@ pass, and its message says why it did not run.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from grader.course.cases import Case
@@ -44,6 +45,7 @@ class Budget:
         self.timed_out: dict[str, list[str]] = {}  # function -> the cases it timed out on, in order
         self.out_of_memory: dict[str, list[str]] = {}  # function -> the cases it ran out of memory on
         self.skipped: dict[str, int] = {"timeouts": 0, "memory": 0, "budget": 0}
+        self._lock = threading.Lock()  # the group suite may count its cases from a thread of its own
 
     def reached(self) -> bool:
         if self.seconds is None:
@@ -86,11 +88,12 @@ class Budget:
 
     def count(self, result: CaseResult) -> CaseResult:
         """Note a case that ran: its CPU time toward the budget, a timeout or a memory failure toward giving up."""
-        self.used += result.cpu_seconds
-        if result.outcome is Outcome.TIMED_OUT:
-            self.timed_out.setdefault(result.function, []).append(result.name)
-        elif result.outcome is Outcome.OUT_OF_MEMORY:
-            self.out_of_memory.setdefault(result.function, []).append(result.name)
+        with self._lock:
+            self.used += result.cpu_seconds
+            if result.outcome is Outcome.TIMED_OUT:
+                self.timed_out.setdefault(result.function, []).append(result.name)
+            elif result.outcome is Outcome.OUT_OF_MEMORY:
+                self.out_of_memory.setdefault(result.function, []).append(result.name)
         return result
 
     def notes(self) -> list[str]:

@@ -82,9 +82,11 @@ def choose_suite(exercise: Exercise, suites: dict[str, GroupSuite], requested: t
 
 def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world: int, device: str, report: Report,
                     on_result: Callable[[CaseResult], None], reference: Any, time_limit: float | None = None,
-                    budget: Budget | None = None, only: set[str] | None = None) -> None:
+                    budget: Budget | None = None, only: set[str] | None = None,
+                    stop: threading.Event | None = None) -> None:
     """Run every case of `suite` for `world` ranks after the ordinary cases; results go into `report`.
-    With a `budget`, cases are not run once the suite has timed out a few times or the budget is used up."""
+    With a `budget`, cases are not run once the suite has timed out a few times or the budget is used up.
+    Once `stop` is set (from another thread), the case running ends within a poll and no other starts."""
     use_cuda = False
     if device != "cpu":
         import torch
@@ -97,11 +99,13 @@ def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world:
     for case in suite.cases(world):
         if only is not None and case.name not in only:
             continue
+        if stop is not None and stop.is_set():
+            return
         refusal = budget.refusal(case)
         if refusal:
             result = budget.not_run(case, "cuda" if use_cuda else "cpu", refusal)
         else:
-            result = budget.count(run_case(exercise, suite, learner, case, use_cuda, reference, time_limit))
+            result = budget.count(run_case(exercise, suite, learner, case, use_cuda, reference, time_limit, stop))
         if exercise.distributed is not None and not exercise.distributed.counts:
             result.points = 0.0  # shown, and its verdict kept; worth nothing toward the score
         report.results.append(result)
@@ -109,7 +113,7 @@ def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world:
 
 
 def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, use_cuda: bool, reference: Any,
-             time_limit: float | None = None) -> CaseResult:
+             time_limit: float | None = None, stop: threading.Event | None = None) -> CaseResult:
     """Start the ranks, wait for all of them within the group limit, kill them all, judge their replies."""
     inputs = suite.build(case, reference)
     world = inputs.world
@@ -124,7 +128,7 @@ def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, u
     traffic = None
     try:
         ranks = _start(sandbox, suite, learner, inputs, use_cuda, limit)
-        before = _supervise(ranks, sandbox, inputs, limit, exercise.time_limit, world)
+        before = _supervise(ranks, sandbox, inputs, limit, exercise.time_limit, world, stop)
         after = sandbox.loopback_bytes()
         # Only what the ranks moved once every one had joined the group: the rank programs' (and learner's) own.
         traffic = after - before if after is not None and before is not None else None
@@ -184,7 +188,7 @@ def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInpu
 
 
 def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: float, import_limit: float,
-               world: int) -> int | None:
+               world: int, stop: threading.Event | None = None) -> int | None:
     """Collect replies until all are in, one rank fails outright (then briefly more), or time runs out; the
     loopback's byte count when every rank had joined the group (None before that, or without a loopback)."""
     inbox: queue.Queue = queue.Queue()
@@ -202,6 +206,12 @@ def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: 
         except queue.Empty:
             pass
         sandbox.poll_status()
+        if stop is not None and stop.is_set():  # the run ended elsewhere: this case's result is never shown
+            for rank in ranks:
+                if rank.state not in ("replied", "ended"):
+                    rank.state, rank.ended = "ended", "stopped by the grader"
+            sandbox.kill()
+            return before
         now = time.monotonic()
         for rank in ranks:
             if rank.state not in ("replied", "ended") and rank.number in sandbox.exits and rank.reader is not None \

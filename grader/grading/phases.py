@@ -18,12 +18,14 @@ OnResult = Callable[[CaseResult], None]
 
 
 def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, report: Report, judge: Judge,
-               phases: list[list[tuple[Case, str]]], expected: list[tuple[str, str]], budget: Budget) -> None:
+               phases: list[list[tuple[Case, str]]], expected: list[tuple[str, str]], budget: Budget,
+               on_hidden: Callable[[], None] | None = None) -> None:
     """Each phase in its own worker; every result handed to `on_result` in report order as soon as it is. A hidden
     case is handed to the worker while the one before it is judged (Judge.send), so that the worker computes
     while the grader judges; each keeps its own clock and verdict, and one sent to a worker that was then
     stopped runs again on the next. The hidden memory-audited cases run beside the others, in a worker of
-    their own, where sandboxes are kept apart (grader/grading/audit_lane.py)."""
+    their own, where sandboxes are kept apart (grader/grading/audit_lane.py). `on_hidden` is called once, as the
+    hidden cases begin, where the learner's file imported: what else may run beside them then starts."""
     done: dict[tuple[str, str], CaseResult] = {}
     imported = False
     ahead: Sending | None = None  # the next hidden case, handed to the worker while this one is judged
@@ -33,6 +35,9 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
             if phase and worker.alive:
                 # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
                 worker.stop()
+            if on_hidden is not None and runs and runs[0][0].hidden and not report.load_error:
+                on_hidden()
+                on_hidden = None
             if not report.load_error and any(_beside(case) for case, _ in runs) and sandboxes_apart():
                 lane = _lane(exercise, worker, judge, [run for run in runs if _beside(run[0])], budget, done)
                 runs = [run for run in runs if not _beside(run[0])]

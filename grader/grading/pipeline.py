@@ -28,16 +28,18 @@ import grader.grading
 from grader.course import trust
 from grader.course.cases import Case, load_exercise_cases
 from grader.course.checker import Checker, load_checker
-from grader.course.blame import course_frame, where
+from grader.course.blame import where
 from grader.course.exercise import Exercise, check_exists, check_forbidden, learner_file
 from grader.errors import ConfigError, CourseBroken, UsageError
 from grader.grading.budget import Budget, checked_seconds
 from grader.grading.case import MEMORY_AUDIT, Judge
 from grader.grading.phases import phases, run_phases
+from grader.grading.suite_beside import SuiteBeside, run_suite
 from grader.grading.group import choose_suite
 from grader.grading.warm_up import warm_up_cases
 from grader.grading.worker_client import WorkerClient
 from grader.results import CaseResult, Report
+from grader.sandbox.machine import sandboxes_apart
 
 DEVICES = ("cpu", "cuda", "all")
 OnResult = Callable[[CaseResult], None]
@@ -118,6 +120,7 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
 
     # The worker holds CUDA only where its cases will run there (an address-space limit cannot hold CUDA's).
     worker = WorkerClient(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu" and _cuda())
+    beside: SuiteBeside | None = None  # the group suite, where it runs beside the hidden cases (suite_beside.py)
     try:
         trusted = load_trusted(exercise, mode, group is not None)
         suite_run = choose_suite(exercise, trusted.suites, group, mode)  # a usage error before anything runs
@@ -141,25 +144,32 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
             report.notes.extend(trusted.staff_notes)
         _plan(report, trusted, devices, suite_run)
         on_start(report)
+
+        def suite(into: Report, on: OnResult, stop: threading.Event | None = None) -> None:
+            run_suite(exercise, suite_run, learner, device, trusted.reference, budget, only, into, on, stop)
+
+        def begin_beside() -> None:  # the hidden cases begin, the file imported: the suite may run beside them
+            nonlocal beside
+            if suite_run is not None and sandboxes_apart():
+                beside = SuiteBeside(suite, Report(exercise.name, mode, shown)).start()
+
         try:
-            _grade(exercise, shown, trusted, devices, worker, on_result, report, budget, diagnose)
+            _grade(exercise, shown, trusted, devices, worker, on_result, report, budget, diagnose, begin_beside)
         except CourseBroken as error:  # the checker or the reference raised: nothing here is about the learner
             report.not_graded = str(error)
+    except BaseException:
+        if beside is not None:
+            beside.abandon()
+        raise
     finally:
         worker.stop()
-    if suite_run is not None and not report.load_error and not report.not_graded:
-        from grader.grading.group import run_group_suite
-
-        suite, world = suite_run
-        try:
-            run_group_suite(exercise, suite, learner, world, device, report, on_result, trusted.reference,
-                            budget=budget, only=only)
-        except CourseBroken as error:  # the suite's rank program raised
-            report.not_graded = str(error)
-        except Exception as error:  # the suite's own code (its cases, its inputs) raised: the course's, if it is there
-            if course_frame(error, exercise.root) is None:
-                raise
-            report.not_graded = str(CourseBroken(where(error, exercise.root)))
+    if suite_run is not None and (report.load_error or report.not_graded):
+        if beside is not None:
+            beside.abandon()
+    elif beside is not None:
+        beside.take(report, on_result)
+    elif suite_run is not None:
+        suite(report, on_result)
     report.notes.extend(budget.notes())
     return report, trusted
 
@@ -242,7 +252,8 @@ def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
 
 
 def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str], worker: WorkerClient,
-           on_result: OnResult, report: Report, budget: Budget, diagnose: bool = True) -> None:
+           on_result: OnResult, report: Report, budget: Budget, diagnose: bool = True,
+           on_hidden: Callable[[], None] | None = None) -> None:
     judge = Judge(exercise, trusted.checker, shown, trusted.reference, diagnose=diagnose)
     judge.warm_ups = trusted.warm_ups
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
@@ -253,7 +264,7 @@ def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str],
                                if device == devices[0] or MEMORY_AUDIT in case.audit], stop,
                               wanted=budget.worth_preparing)
     try:
-        run_phases(exercise, worker, on_result, report, judge, runs, expected, budget)
+        run_phases(exercise, worker, on_result, report, judge, runs, expected, budget, on_hidden)
     finally:
         stop.set()  # a file that cannot be imported needs no more inputs: the thread ends within one case
         prefetch.join()

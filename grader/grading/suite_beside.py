@@ -1,0 +1,78 @@
+"""An exercise's group suite (07's ring), run beside the hidden cases where sandboxes are kept apart.
+
+Its ranks spend most of a case waiting: on their own start, on each other, on the store they meet
+at. Run after the hidden cases, that wait was added to every submission. Here the suite starts on a
+thread of its own as the hidden cases begin (the learner's file imported by then), gathers what it
+finds into a report of its own, and hands that over after the last hidden case, in the order it came:
+the report is the one the suite would have written in turn. Where sandboxes share the machine's
+network and /proc (grader/sandbox/machine.py, sandboxes_apart), the suite runs in turn, as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from grader.course.blame import course_frame, where
+from grader.course.exercise import Exercise
+from grader.errors import CourseBroken
+from grader.grading.budget import Budget
+from grader.results import CaseResult, Report
+
+RunSuite = Callable[[Report, Callable[[CaseResult], None], threading.Event], None]
+
+
+class SuiteBeside:
+    """One run of a suite on a thread of its own, its results kept apart until taken."""
+
+    def __init__(self, run: RunSuite, scratch: Report) -> None:
+        self.scratch = scratch  # the suite's own results, notes and not-graded reason, until taken
+        self.stop = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(run,), name="grader-group-suite", daemon=True)
+
+    def start(self) -> "SuiteBeside":
+        self._thread.start()
+        return self
+
+    def take(self, report: Report, on_result: Callable[[CaseResult], None]) -> None:
+        """Wait for the suite to end; its results into `report`, each handed to `on_result`, and its notes after
+        the report's own. Raises what the suite raised, here, in the grader's thread."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        for result in self.scratch.results:
+            report.results.append(result)
+            on_result(result)
+        report.notes.extend(self.scratch.notes)
+        report.not_graded = report.not_graded or self.scratch.not_graded
+
+    def abandon(self) -> None:
+        """The run ends without the suite (Ctrl-C, a file that did not import): its case stops within a poll."""
+        self.stop.set()
+        self._thread.join()
+
+    def _run(self, run: RunSuite) -> None:
+        try:
+            run(self.scratch, lambda result: None, self.stop)
+        except BaseException as error:  # noqa: BLE001  (raised again in the grader's thread, by take)
+            self._error = error
+
+
+def run_suite(exercise: Exercise, suite_run: tuple, learner: Path, device: str, reference: Any, budget: Budget,
+              only: set[str] | None, report: Report, on_result: Callable[[CaseResult], None],
+              stop: threading.Event | None = None) -> None:
+    """The group suite into `report`; the course's own faults in it make the run not graded, with file and line."""
+    from grader.grading.group import run_group_suite
+
+    suite, world = suite_run
+    try:
+        run_group_suite(exercise, suite, learner, world, device, report, on_result, reference,
+                        budget=budget, only=only, stop=stop)
+    except CourseBroken as error:  # the suite's rank program raised
+        report.not_graded = str(error)
+    except Exception as error:  # the suite's own code (its cases, its inputs) raised: the course's, if it is there
+        if course_frame(error, exercise.root) is None:
+            raise
+        report.not_graded = str(CourseBroken(where(error, exercise.root)))
