@@ -21,6 +21,7 @@ from grader.sandbox.machine import sandboxes_apart
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "audit"
 AUDITED = "ring-memory-stays-near-one-chunk"
 HIDDEN = {"ring-split-invariance-1", "merge-random-1", "stats-random-1", "ring-odd-total-113"}
+STARTED_ON: dict[int, str] = {}  # per worker (by id), the thread that started it
 
 
 def graded_with_calls(monkeypatch: pytest.MonkeyPatch, learner: Path) -> tuple[list, dict[str, tuple[str, int]]]:
@@ -41,6 +42,13 @@ def graded_with_calls(monkeypatch: pytest.MonkeyPatch, learner: Path) -> tuple[l
 
     monkeypatch.setattr(Judge, "called", recording)
     monkeypatch.setattr(Judge, "send", sending)
+    start = WorkerClient.start
+
+    def starting(self):
+        STARTED_ON[id(self)] = threading.current_thread().name
+        return start(self)
+
+    monkeypatch.setattr(WorkerClient, "start", starting)
     exercise = ring_exercise()
     examples = {case.name for case in load_trusted(exercise, "run").cases}
     report = grade(exercise, learner, "submit", "cpu", only={AUDITED, *HIDDEN, *examples})
@@ -55,6 +63,11 @@ def test_the_memory_case_runs_in_a_worker_of_its_own_and_is_reported_in_its_plac
     thread, worker = calls[AUDITED]
     assert thread == "grader-audit-lane"
     assert all(calls[name][0] == threading.main_thread().name and calls[name][1] != worker for name in HIDDEN)
+    # The hidden cases' worker was started, and imported the file, while the examples ran; never the examples' own.
+    hidden_worker = calls[next(iter(HIDDEN))][1]
+    assert STARTED_ON[hidden_worker] == "grader-next-worker" and STARTED_ON[worker] == "grader-audit-lane"
+    examples = {calls[result.name][1] for result in results if result.suite != "hidden"}
+    assert len(examples) == 1 and hidden_worker not in examples
     # The order the case files give, whichever case ended first.
     exercise = ring_exercise()
     trusted = load_trusted(exercise, "submit")

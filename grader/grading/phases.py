@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 from grader.course.cases import Case
@@ -30,10 +31,18 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
     imported = False
     ahead: Sending | None = None  # the next hidden case, handed to the worker while this one is judged
     lane: AuditLane | None = None
+    upcoming: _NextWorker | None = None  # the next phase's worker, readied while this phase runs
+    mine: list[WorkerClient] = []  # workers started here for a later phase, stopped here
+    retiring: list[threading.Thread] = []
     try:
         for phase, runs in enumerate(phases):
-            if phase and worker.alive:
-                # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
+            # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
+            if upcoming is not None:
+                previous, worker, upcoming = worker, upcoming.taken(), None
+                mine.append(worker)
+                retiring.append(threading.Thread(target=previous.stop, name="grader-retired-worker", daemon=True))
+                retiring[-1].start()
+            elif phase and worker.alive:
                 worker.stop()
             if on_hidden is not None and runs and runs[0][0].hidden and not report.load_error:
                 on_hidden()
@@ -55,6 +64,8 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
                     # What the file printed at import, from the examples' worker only: a hidden phase shows nothing.
                     imported = True
                     report.import_stdout, report.import_stderr = inert(loaded.stdout), inert(loaded.stderr)
+                    if loaded.kind == "ready" and phase + 1 < len(phases) and sandboxes_apart():
+                        upcoming = _NextWorker(worker, exercise)
                 if report.load_error:
                     result = _not_imported(case, device, report.load_error)
                 elif refusal:
@@ -83,14 +94,54 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
             if lane is not None:
                 if not _gathered(lane, report, judge, budget, done, wait=True):
                     return
-                lane.stop()
-                lane = None
                 _flush(report, expected, done, on_result)
     finally:
         if ahead is not None:
             ahead.discard()
-        if lane is not None:
-            lane.stop()
+        # Each waits a moment for its worker to leave: all at once.
+        stops = [thread.join for thread in retiring] + [started.stop for started in mine]
+        stops += [lane.stop] if lane is not None else []
+        stops += [upcoming.stop] if upcoming is not None else []
+        _all_at_once(stops)
+
+
+def _all_at_once(calls: list[Callable[[], None]]) -> None:
+    """Make every call, each but the last on a thread of its own, and return once all have returned."""
+    threads = [threading.Thread(target=call, name="grader-stop", daemon=True) for call in calls[:-1]]
+    for thread in threads:
+        thread.start()
+    try:
+        if calls:
+            calls[-1]()
+    finally:
+        for thread in threads:
+            thread.join()
+
+
+class _NextWorker:
+    """The next phase's worker, started and importing the learner's file on a thread of its own while this phase
+    runs (where sandboxes are kept apart): the switch between phases then waits for neither."""
+
+    def __init__(self, worker: WorkerClient, exercise: Exercise) -> None:
+        self.worker = worker.twin()
+        self._thread = threading.Thread(target=self._ready, args=(exercise,), name="grader-next-worker", daemon=True)
+        self._thread.start()
+
+    def _ready(self, exercise: Exercise) -> None:
+        try:
+            _readied(self.worker, exercise)
+        except BaseException:  # noqa: BLE001  (started again in the grader's thread, which meets what it raises)
+            self.worker.stop()
+
+    def taken(self) -> WorkerClient:
+        """The worker, once readied (or stopped, to be started again in turn)."""
+        self._thread.join()
+        return self.worker
+
+    def stop(self) -> None:
+        self.worker.abandon()
+        self._thread.join()
+        self.worker.stop()
 
 
 def _beside(case: Case) -> bool:
@@ -109,7 +160,7 @@ def _lane(exercise: Exercise, worker: WorkerClient, judge: Judge, runs: list[tup
             done[(case.name, device)] = budget.not_run(case, device, refusal)
         else:
             kept.append((case, device))
-    return AuditLane(judge, worker.twin(), kept, exercise.time_limit).start()
+    return AuditLane(judge, worker.twin(use_cuda=False), kept, exercise.time_limit).start()
 
 
 def _gathered(lane: AuditLane, report: Report, judge: Judge, budget: Budget, done: dict[tuple[str, str], CaseResult],

@@ -162,9 +162,11 @@ class WorkerClient:
     def alive(self) -> bool:
         return self.sandbox is not None
 
-    def twin(self) -> "WorkerClient":
-        """A client of the same file and limits on the CPU: a worker of its own, to run beside this one."""
-        return WorkerClient(self.learner, self.root, self.memory_limit >> 20, use_cuda=False)
+    def twin(self, use_cuda: bool | None = None) -> "WorkerClient":
+        """A client of the same file and limits (and of the same devices, unless `use_cuda` says): a worker of its
+        own, to run beside this one or after it."""
+        return WorkerClient(self.learner, self.root, self.memory_limit >> 20,
+                            use_cuda=self.use_cuda if use_cuda is None else use_cuda)
 
     def abandon(self) -> None:
         """From any thread: the wait for this worker (its start, its import, a task) ends within a poll, its processes
