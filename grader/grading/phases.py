@@ -33,15 +33,14 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
     lane: AuditLane | None = None
     upcoming: _NextWorker | None = None  # the next phase's worker, readied while this phase runs
     mine: list[WorkerClient] = []  # workers started here for a later phase, stopped here
-    retiring: list[threading.Thread] = []
+    retiring: list[_Call] = []  # the workers of phases that ended, stopped beside the next
     try:
         for phase, runs in enumerate(phases):
             # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
             if upcoming is not None:
                 previous, worker, upcoming = worker, upcoming.taken(), None
                 mine.append(worker)
-                retiring.append(threading.Thread(target=previous.stop, name="grader-retired-worker", daemon=True))
-                retiring[-1].start()
+                retiring.append(_Call(previous.stop))
             elif phase and worker.alive:
                 worker.stop()
             if on_hidden is not None and runs and runs[0][0].hidden and not report.load_error:
@@ -99,23 +98,44 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
         if ahead is not None:
             ahead.discard()
         # Each waits a moment for its worker to leave: all at once.
-        stops = [thread.join for thread in retiring] + [started.stop for started in mine]
+        stops = [call.finish for call in retiring] + [started.stop for started in mine]
         stops += [lane.stop] if lane is not None else []
         stops += [upcoming.stop] if upcoming is not None else []
         _all_at_once(stops)
 
 
 def _all_at_once(calls: list[Callable[[], None]]) -> None:
-    """Make every call, each but the last on a thread of its own, and return once all have returned."""
-    threads = [threading.Thread(target=call, name="grader-stop", daemon=True) for call in calls[:-1]]
-    for thread in threads:
-        thread.start()
+    """Make every call, each but the last on a thread of its own; once all have returned, raise what one raised."""
+    beside = [_Call(call) for call in calls[:-1]]
     try:
         if calls:
             calls[-1]()
     finally:
-        for thread in threads:
-            thread.join()
+        for call in beside:
+            call.join()
+        for call in beside:
+            call.finish()  # the first error, once every call has returned
+
+
+class _Call(threading.Thread):
+    """A call made on a thread of its own, now; what it raised is raised again by finish(), in the caller's thread."""
+
+    def __init__(self, call: Callable[[], None]) -> None:
+        super().__init__(name="grader-stop", daemon=True)
+        self.call = call
+        self.error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.call()
+        except BaseException as error:  # noqa: BLE001  (raised again by finish)
+            self.error = error
+
+    def finish(self) -> None:
+        self.join()
+        if self.error is not None:
+            raise self.error
 
 
 class _NextWorker:
