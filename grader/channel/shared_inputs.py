@@ -97,17 +97,6 @@ def _bytes_of(block: Any) -> memoryview:
 _NO_NUMPY: set[Any] = set()  # the dtypes whose tensors NumPy cannot view
 
 
-_DTYPE_NAMES: dict[Any, str] = {}
-
-
-def _dtype_name(dtype: Any) -> str:
-    """'float64' for torch.float64: what the worker looks up on torch."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
-    return name
-
-
 def _memory_file() -> int:
     if hasattr(os, "memfd_create"):
         return os.memfd_create("grader-inputs", os.MFD_CLOEXEC)
@@ -136,7 +125,7 @@ def share(args: list[Any]) -> SharedInputs:
                 for position, dim in enumerate(order):
                     strides[dim] = block.stride(position)
             data = _bytes_of(block.detach())  # its bytes, as the worker's view of them will hold them
-            specs.append({"dtype": _dtype_name(value.dtype), "shape": list(value.shape), "stride": strides,
+            specs.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape), "stride": strides,
                           "offset": 0, "nbytes": data.nbytes})
             blocks.append(data)
             return {"tensor": len(specs) - 1}

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Callable
 
 from grader.course.cases import Case
 from grader.course.exercise import Exercise
 from grader.grading.audit_lane import AuditLane
+from grader.grading.background import Background
 from grader.grading.budget import Budget
 from grader.grading.case import MEMORY_AUDIT, Judge, Sending
 from grader.grading.worker_client import RawResult, WorkerClient
@@ -33,14 +33,14 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
     lane: AuditLane | None = None
     upcoming: _NextWorker | None = None  # the next phase's worker, readied while this phase runs
     mine: list[WorkerClient] = []  # workers started here for a later phase, stopped here
-    retiring: list[_Call] = []  # the workers of phases that ended, stopped beside the next
+    retiring: list[Background] = []  # the workers of phases that ended, stopped beside the next
     try:
         for phase, runs in enumerate(phases):
             # Hidden cases never share a worker with a visible one: nothing they saw can be printed later.
             if upcoming is not None:
                 previous, worker, upcoming = worker, upcoming.taken(), None
                 mine.append(worker)
-                retiring.append(_Call(previous.stop))
+                retiring.append(Background(previous.stop, "grader-stop"))
             elif phase and worker.alive:
                 worker.stop()
             if on_hidden is not None and runs and runs[0][0].hidden and not report.load_error:
@@ -106,7 +106,7 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
 
 def _all_at_once(calls: list[Callable[[], None]]) -> None:
     """Make every call, each but the last on a thread of its own; once all have returned, raise what one raised."""
-    beside = [_Call(call) for call in calls[:-1]]
+    beside = [Background(call, "grader-stop") for call in calls[:-1]]
     try:
         if calls:
             calls[-1]()
@@ -117,50 +117,24 @@ def _all_at_once(calls: list[Callable[[], None]]) -> None:
             call.finish()  # the first error, once every call has returned
 
 
-class _Call(threading.Thread):
-    """A call made on a thread of its own, now; what it raised is raised again by finish(), in the caller's thread."""
-
-    def __init__(self, call: Callable[[], None]) -> None:
-        super().__init__(name="grader-stop", daemon=True)
-        self.call = call
-        self.error: BaseException | None = None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self.call()
-        except BaseException as error:  # noqa: BLE001  (raised again by finish)
-            self.error = error
-
-    def finish(self) -> None:
-        self.join()
-        if self.error is not None:
-            raise self.error
-
-
 class _NextWorker:
     """The next phase's worker, started and importing the learner's file on a thread of its own while this phase
     runs (where sandboxes are kept apart): the switch between phases then waits for neither."""
 
     def __init__(self, worker: WorkerClient, exercise: Exercise) -> None:
         self.worker = worker.twin()
-        self._thread = threading.Thread(target=self._ready, args=(exercise,), name="grader-next-worker", daemon=True)
-        self._thread.start()
-
-    def _ready(self, exercise: Exercise) -> None:
-        try:
-            _readied(self.worker, exercise)
-        except BaseException:  # noqa: BLE001  (started again in the grader's thread, which meets what it raises)
-            self.worker.stop()
+        self._call = Background(lambda: _readied(self.worker, exercise), "grader-next-worker")
 
     def taken(self) -> WorkerClient:
-        """The worker, once readied (or stopped, to be started again in turn)."""
-        self._thread.join()
+        """The worker, once readied (or stopped, to be started again in turn, which meets what readying it raised)."""
+        self._call.join()
+        if self._call.error is not None:
+            self.worker.stop()
         return self.worker
 
     def stop(self) -> None:
         self.worker.abandon()
-        self._thread.join()
+        self._call.join()
         self.worker.stop()
 
 

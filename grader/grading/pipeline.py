@@ -163,12 +163,12 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
         raise
     finally:
         worker.stop()
-    if suite_run is not None and (report.load_error or report.not_graded):
-        if beside is not None:
-            beside.abandon()
-    elif beside is not None:
+    graded = not report.load_error and not report.not_graded
+    if beside is not None and graded:
         beside.take(report, on_result)
-    elif suite_run is not None:
+    elif beside is not None:
+        beside.abandon()
+    elif suite_run is not None and graded:
         suite(report, on_result)
     report.notes.extend(budget.notes())
     return report, trusted

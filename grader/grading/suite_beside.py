@@ -17,6 +17,7 @@ from typing import Any, Callable
 from grader.course.blame import course_frame, where
 from grader.course.exercise import Exercise
 from grader.errors import CourseBroken
+from grader.grading.background import Background
 from grader.grading.budget import Budget
 from grader.results import CaseResult, Report
 
@@ -29,19 +30,16 @@ class SuiteBeside:
     def __init__(self, run: RunSuite, scratch: Report) -> None:
         self.scratch = scratch  # the suite's own results, notes and not-graded reason, until taken
         self.stop = threading.Event()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(run,), name="grader-group-suite", daemon=True)
+        self._run = run
 
     def start(self) -> "SuiteBeside":
-        self._thread.start()
+        self._call = Background(lambda: self._run(self.scratch, lambda result: None, self.stop), "grader-group-suite")
         return self
 
     def take(self, report: Report, on_result: Callable[[CaseResult], None]) -> None:
         """Wait for the suite to end; its results into `report`, each handed to `on_result`, and its notes after
         the report's own. Raises what the suite raised, here, in the grader's thread."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
+        self._call.finish()
         for result in self.scratch.results:
             report.results.append(result)
             on_result(result)
@@ -51,13 +49,7 @@ class SuiteBeside:
     def abandon(self) -> None:
         """The run ends without the suite (Ctrl-C, a file that did not import): its case stops within a poll."""
         self.stop.set()
-        self._thread.join()
-
-    def _run(self, run: RunSuite) -> None:
-        try:
-            run(self.scratch, lambda result: None, self.stop)
-        except BaseException as error:  # noqa: BLE001  (raised again in the grader's thread, by take)
-            self._error = error
+        self._call.join()
 
 
 def run_suite(exercise: Exercise, suite_run: tuple, learner: Path, device: str, reference: Any, budget: Budget,

@@ -170,7 +170,7 @@ class WorkerClient:
 
     def abandon(self) -> None:
         """From any thread: the wait for this worker (its start, its import, a task) ends within a poll, its processes
-        killed; nothing is sent to it after."""
+        killed. The caller sends it nothing after, and stops it once no other thread uses it."""
         self.abandoned.set()
 
     # ------------------------------------------------------------ tasks
