@@ -8,7 +8,6 @@ why and help are left out, since they would say what those cases test (grader/re
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from urllib.parse import quote
 
 from grader.files import write_atomic
 from grader.inert import cut, inert
+from grader.report.html_page import render
 from grader.results.cohort import NOT_GRADED, Entry, Test, suites
 
 NAMES_SHOWN = 8     # cases named under one mistake before "and N more"
@@ -151,44 +151,11 @@ def to_markdown(blocks: list[Block]) -> str:
     return "\n\n".join(out) + "\n"
 
 
-STYLE = """
-body { font: 15px/1.5 system-ui, sans-serif; margin: 2em auto; max-width: 52em; padding: 0 1em; color: #222; }
-h1 { font-size: 1.5em; overflow-wrap: anywhere; } h2 { font-size: 1.2em; margin-top: 1.6em; }
-h3 { font-size: 1em; margin-bottom: .2em; overflow-wrap: anywhere; }
-pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padding: 8px; font-size: 13px; }
-table { border-collapse: collapse; }
-td, th { border-bottom: 1px solid #ddd; padding: 3px 12px 3px 0; text-align: left; }
-p { overflow-wrap: anywhere; }
-"""
-
-
-def _h(text: str) -> str:
-    return html.escape(inert(text), quote=True)
-
-
 def to_html(blocks: list[Block]) -> str:
-    """The feedback as one static page (no script, nothing loaded), every learner string escaped."""
+    """The feedback as one static page (templates/feedback.html.j2: no script, nothing loaded), every learner
+    string escaped."""
     title = next((block.text for block in blocks if block.kind == "h1"), "feedback")
-    out = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
-           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>{_h(title)}</title><style>{STYLE}</style></head><body>"]
-    for block in blocks:
-        if block.kind in ("h1", "h2", "h3"):
-            out.append(f"<{block.kind}>{_h(block.text)}</{block.kind}>")
-        elif block.kind == "field":
-            out.append(f"<p><strong>{_h(block.label)}:</strong> {_h(block.text)}</p>")
-        elif block.kind == "table":
-            header, *rows = block.rows
-            out.append("<table><tr>" + "".join(f"<th>{_h(cell)}</th>" for cell in header) + "</tr>"
-                       + "".join("<tr>" + "".join(f"<td>{_h(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-                       + "</table>")
-        elif block.kind == "code":
-            out.append(f"<pre>{_h(block.text)}</pre>")
-        else:
-            out.append(f"<p>{_h(block.text)}</p>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    return render("feedback.html.j2", title=title, blocks=blocks)
 
 
 FEEDBACK = "feedback"
