@@ -1,29 +1,48 @@
-"""report.html's bars as HTML rows whose labels wrap, and its cases grouped by function and suite, worst first."""
+"""report.html's bars, as rows whose labels wrap, and its cases grouped by function and suite, worst first."""
 
 from __future__ import annotations
 
-import html
+from dataclasses import dataclass
 
-from grader.inert import inert
 from grader.results.cohort import SUITE_ORDER, Entry, Summary
 
 COLOURS = {"good": "#2e7d32", "middling": "#f9a825", "bad": "#c62828", "bar": "#3f51b5"}
 
 
-def esc(text: object) -> str:
-    """Text for the page: controls made visible (inert), then HTML-escaped, quotes included."""
-    return html.escape(inert(str(text)), quote=True)
+@dataclass(frozen=True)
+class Bar:
+    """One row of a table of bars (templates/bars.html.j2): its name, how wide, the text after it, its colour."""
+
+    name: str
+    width: str   # of the column, "42.0%"
+    text: str
+    colour: str
 
 
-def bars(rows: list[tuple[str, float, str, str]], label: str) -> str:
-    """A table of horizontal bars, (name, fraction of the full width, text after the bar, colour) each.
+def bar(name: str, fraction: float, text: str, colour: str) -> Bar:
+    """A bar `fraction` of the full width; the shortest still shows."""
+    return Bar(name, f"{max(fraction, 0.005) * 100:.1f}%", text, colour)
 
-    The names are table cells, wrapped by the browser as long as they are: never cut to a width."""
-    body = "".join(
-        f'<tr title="{esc(name)}: {esc(text)}"><td class="label">{esc(name)}</td>'
-        f'<td class="bar"><div style="width:{max(fraction, 0.005) * 100:.1f}%;background:{colour}"></div></td>'
-        f'<td class="count">{esc(text)}</td></tr>' for name, fraction, text, colour in rows)
-    return f'<table class="bars" aria-label="{esc(label)}">{body}</table>'
+
+@dataclass(frozen=True)
+class CaseGroup:
+    """One function and suite: its line (how many cases failed, the worst named), then its cases, worst first."""
+
+    function: str
+    suite: str
+    colour: str      # of its worst case's pass rate
+    status: str
+    failed: list[Bar]
+    passed: list[Bar]
+    passed_count: str  # "3 cases"
+
+
+@dataclass(frozen=True)
+class Cases:
+    """report.html's cases: what was left out of the count, and the groups (none: no case ran)."""
+
+    left_out: str
+    groups: list[CaseGroup]
 
 
 def rate_colour(rate: float) -> str:
@@ -51,39 +70,30 @@ def groups(summary: Summary, entries: list[Entry]) -> list[tuple[str, str, list[
     return sorted(found, key=lambda group: (rate(group[2][0]), suite_rank(group[1]), group[0]))
 
 
-def cases_section(summary: Summary, entries: list[Entry]) -> str:
+def cases_section(summary: Summary, entries: list[Entry]) -> Cases:
     """Every case's pass rate, one line per function and suite naming its worst case; the cases folded under it."""
-    if not summary.cases:
-        return "<p>No case ran.</p>"
-    parts = []
-    if summary.left_out:
+    left_out = ""
+    if summary.cases and summary.left_out:
         one = summary.left_out == 1
-        parts.append(f"<p>{summary.left_out} submission{'' if one else 's'} whose file did not import "
-                     f"{'is' if one else 'are'} not counted here: {'it fails' if one else 'they fail'} every case "
-                     f"alike.</p>")
+        left_out = (f"{summary.left_out} submission{'' if one else 's'} whose file did not import "
+                    f"{'is' if one else 'are'} not counted here: {'it fails' if one else 'they fail'} every case "
+                    f"alike.")
+    found = []
     for function, suite, cases in groups(summary, entries):
         failing = [case for case in cases if case[1] < case[2]]
         name, passed, ran = cases[0]
         rate = passed / ran if ran else 1.0
         status = (f"{len(failing)} of {len(cases)} case{'s' * (len(cases) != 1)} failed by someone; lowest "
-                  f"{rate:.0%}: {esc(name)}" if failing else f"all {len(cases)} cases passed by every submission")
+                  f"{rate:.0%}: {name}" if failing else f"all {len(cases)} cases passed by every submission")
         perfect = cases[len(failing):]
-        inside = bars(_rows(failing), f"{function} {suite}: cases failed") if failing else ""
-        if perfect and failing:
-            inside += (f"<details><summary>{len(perfect)} case{'s' * (len(perfect) != 1)} every submission "
-                       f"passed</summary>{bars(_rows(perfect), f'{function} {suite}: cases passed')}</details>")
-        elif perfect:
-            inside = bars(_rows(perfect), f"{function} {suite}: cases passed")
-        parts.append(f'<details class="group"><summary><span class="swatch" style="background:{rate_colour(rate)}">'
-                     f'</span><strong>{esc(function) if function else "cases"}'
-                     f'{f" &middot; {esc(suite)}" if suite else ""}</strong> <span class="muted">{status}</span>'
-                     f"</summary>{inside}</details>")
-    return "".join(parts)
+        found.append(CaseGroup(function, suite, rate_colour(rate), status, _rows(failing), _rows(perfect),
+                               f"{len(perfect)} case{'s' * (len(perfect) != 1)}"))
+    return Cases(left_out, found)
 
 
-def _rows(cases: list[tuple[str, int, int]]) -> list[tuple[str, float, str, str]]:
+def _rows(cases: list[tuple[str, int, int]]) -> list[Bar]:
     rows = []
     for name, passed, ran in cases:
         rate = passed / ran if ran else 0.0
-        rows.append((name, rate, f"{passed}/{ran} ({rate:.0%})", rate_colour(rate)))
+        rows.append(bar(name, rate, f"{passed}/{ran} ({rate:.0%})", rate_colour(rate)))
     return rows

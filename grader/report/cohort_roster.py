@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 
 from grader.report.cohort_csv import _cell, _number
-from grader.report.cohort_html import esc
 from grader.results.cohort import Entry, suites
 from grader.results.learners import LatePolicy, Row
 
@@ -49,36 +49,49 @@ def roster_csv(rows: list[Row], unmatched: list[Row], entries: list[Entry], poli
     return buffer.getvalue()
 
 
-def roster_section(rows: list[Row], unmatched: list[Row], policy: LatePolicy) -> str:
+@dataclass(frozen=True)
+class Line:
+    """A row of report.html's learners: its named cells (id, name, submission; an entry's name alone), the score
+    that counts, the grader's, the status and the adjustments."""
+
+    cells: list[str]
+    score: str
+    graded: str
+    status: str
+    adjustments: str
+
+
+@dataclass(frozen=True)
+class RosterSection:
+    """report.html's learners (templates/roster.html.j2): counts, the due date, a line each, the entries apart."""
+
+    count: int
+    statuses: str    # "1 missing, 3 passed"
+    due: str         # "" without a due date
+    rule: str        # the late penalty, "10%/day"
+    learners: list[Line]
+    apart: list[Line]
+
+
+def roster_section(rows: list[Row], unmatched: list[Row], policy: LatePolicy) -> RosterSection:
     """report.html's learners: counts, the due date, each learner's score and adjustments, then the entries apart."""
     counts: dict[str, int] = {}
     for row in rows:
         counts[row.status] = counts.get(row.status, 0) + 1
     shown = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
-    due = (f"<p>Due {esc(policy.due.isoformat(timespec='minutes'))}"
-           + (f", late penalty {esc(policy.rule)}" if policy.rule else "") + ".</p>") if policy.due else ""
-    parts = ["<h2>Learners</h2>", f"<p>{len(rows)} learners on the roster: {esc(shown)}.</p>", due,
-             ("<table><tr><th>id</th><th>name</th><th>submission</th><th>score</th><th>graded</th><th>status</th>"
-              "<th>adjustments</th></tr>")]
+    due = policy.due.isoformat(timespec="minutes") if policy.due else ""
+    learners = []
     for row in rows:
         learner = row.learner
         assert learner is not None
-        parts.append(_line([learner.id, learner.name, learner.submission], row))
-    parts.append("</table>")
-    if unmatched:
-        parts += [f"<h2>Entries no roster row names ({len(unmatched)})</h2>",
-                  ("<p>Graded, but in no learner's row: name them in the roster's <code>submission</code> column."
-                   "</p><table><tr><th>entry</th><th>score</th><th>status</th></tr>")]
-        for row in unmatched:
-            assert row.entry is not None
-            parts.append(f"<tr><td>{esc(row.entry.name)}</td><td class=\"number\">{_number(row.score)}</td>"
-                         f"<td class=\"{row.status.replace(' ', '-')}\">{esc(row.status)}</td></tr>")
-        parts.append("</table>")
-    return "\n".join(part for part in parts if part)
+        learners.append(_line([learner.id, learner.name, learner.submission], row))
+    apart = []
+    for row in unmatched:
+        assert row.entry is not None
+        apart.append(_line([row.entry.name], row))
+    return RosterSection(len(rows), shown, due, policy.rule, learners, apart)
 
 
-def _line(cells: list[str], row: Row) -> str:
-    named = "".join(f"<td>{esc(cell)}</td>" for cell in cells)
-    return (f"<tr>{named}<td class=\"number\">{_number(row.score)}</td><td class=\"number\">{_number(row.graded)}"
-            f"</td><td class=\"{row.status.replace(' ', '-')}\">{esc(row.status)}</td>"
-            f"<td>{esc('; '.join(row.notes + ([row.reason] if row.reason else [])))}</td></tr>")
+def _line(cells: list[str], row: Row) -> Line:
+    return Line(cells, _number(row.score), _number(row.graded), row.status,
+                "; ".join(row.notes + ([row.reason] if row.reason else [])))

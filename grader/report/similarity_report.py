@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import csv
-import html
 import io
+from dataclasses import dataclass
 from urllib.parse import quote
 
-from grader.inert import inert
 from grader.report.cohort_csv import CSV_FORMULA
 from grader.results.similarity import NOTED, THRESHOLD, Cluster, Similarity
 
@@ -46,42 +45,44 @@ def _cell(text: str) -> str:
     return "'" + text if text.startswith(CSV_FORMULA) else text
 
 
-def _esc(text: object) -> str:
-    return html.escape(inert(str(text)), quote=True)
-
-
 def anchor(submission_id: str) -> str:
     """The id of a submission's row in report.html's table."""
     return "entry-" + quote(submission_id, safe="")
 
 
-def _name(submission_id: str) -> str:
-    return f'<a href="#{_esc(anchor(submission_id))}">{_esc(submission_id)}</a>'
+@dataclass(frozen=True)
+class ClusterRow:
+    """One flagged cluster: its submissions (with their rows' anchors), how alike, and its pairs."""
+
+    number: int
+    members: list[tuple[str, str]]               # (anchor, submission id)
+    alike: str                                   # "identical files", "96%", "90% to 100%"
+    pairs: list[tuple[str, str, str, bool]]      # (first, second, similarity, identical)
+    count: str                                   # "10 pairs"
 
 
-def similarity_section(similarity: Similarity) -> str:
+@dataclass(frozen=True)
+class SimilaritySection:
+    """report.html's section on copies (templates/similarity.html.j2): how they were found, and the clusters."""
+
+    compared: int
+    unrecorded: int   # submissions graded before fingerprints were kept
+    threshold: str    # how alike two are to be flagged, "70%"
+    noted: str        # how alike to be listed in similarity.csv
+    clusters: list[ClusterRow]
+
+
+def similarity_section(similarity: Similarity) -> SimilaritySection:
     """The flagged clusters, one row each: its submissions (linked to their rows), how alike, its pairs folded."""
-    how = (f"<p class=\"muted\">Compared after dropping comments, docstrings and the stub's own code, with every "
-           f"name the file binds and every string made alike; flagged at {_percent(THRESHOLD)} of fingerprints "
-           f"shared or more ({similarity.compared} submissions compared; similarity.csv lists every pair from "
-           f"{_percent(NOTED)}).</p>")
-    if similarity.unrecorded:
-        how += (f"<p>{len(similarity.unrecorded)} submissions were graded before fingerprints were kept and are "
-                f"not compared: grade them again with <code>--force</code>.</p>")
-    if not similarity.clusters:
-        return "<p>No two submissions are alike.</p>" + how
-    rows = "".join(_cluster(number, cluster) for number, cluster in enumerate(similarity.clusters, start=1))
-    return (f'<table class="clusters"><tr><th>cluster</th><th>submissions</th><th>similarity</th><th>pairs</th></tr>'
-            f"{rows}</table>{how}")
+    clusters = [_cluster(number, cluster) for number, cluster in enumerate(similarity.clusters, start=1)]
+    return SimilaritySection(similarity.compared, len(similarity.unrecorded), _percent(THRESHOLD), _percent(NOTED),
+                             clusters)
 
 
-def _cluster(number: int, cluster: Cluster) -> str:
+def _cluster(number: int, cluster: Cluster) -> ClusterRow:
     low, high = min(pair.similarity for pair in cluster.pairs), max(pair.similarity for pair in cluster.pairs)
     alike = _percent(high) if low == high else f"{_percent(low)} to {_percent(high)}"
-    kind = "identical files" if cluster.identical else alike
-    members = ", ".join(_name(member) for member in cluster.members)
-    pairs = "".join(f"<li>{_esc(pair.first)} and {_esc(pair.second)}: {_percent(pair.similarity)}"
-                    f"{' (byte for byte)' if pair.identical else ''}</li>" for pair in cluster.pairs)
-    count = f"{len(cluster.pairs)} pair{'s' * (len(cluster.pairs) != 1)}"
-    return (f'<tr><td class="number">{number}</td><td>{len(cluster.members)}: {members}</td><td>{kind}</td>'
-            f"<td><details><summary>{count}</summary><ul>{pairs}</ul></details></td></tr>")
+    pairs = [(pair.first, pair.second, _percent(pair.similarity), pair.identical) for pair in cluster.pairs]
+    return ClusterRow(number, [(anchor(member), member) for member in cluster.members],
+                      "identical files" if cluster.identical else alike, pairs,
+                      f"{len(cluster.pairs)} pair{'s' * (len(cluster.pairs) != 1)}")

@@ -128,7 +128,7 @@ def write_gradebook(out: Path, entries: list[Entry], exercise: str = "", roster:
     alike = similar_to(similarity)
     rows, unmatched = build_rows(roster.learners, entries, roster.policy) if roster else ([], [])
     if roster is None:
-        grades, learners = grades_csv(entries, alike), ""
+        grades, learners = grades_csv(entries, alike), None
     else:
         grades = roster_csv(rows, unmatched, entries, roster.policy, alike)
         learners = roster_section(rows, unmatched, roster.policy)
