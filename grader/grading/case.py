@@ -277,8 +277,9 @@ class Judge:
                 result.extra["evidence"] = {"forbidden": seen, "inputs-modified": changed}.get(violation.kind, [])
                 return
             function = self.checker.functions[case.function]
-            verdict = compare.compare_outputs(reply.value, function.outputs, expected, inputs.output_dtype(), device,
-                                              baseline, self.tolerance(case), _first_tensor_name(function, inputs))
+            wanted = compare.OutputType(inputs.output_dtype(), device, _first_tensor_name(function, inputs))
+            verdict = compare.compare_outputs(reply.value, function.outputs, expected, wanted, baseline,
+                                              self.tolerance(case))
             result.outcome = Outcome.PASSED if verdict.passed else Outcome.FAILED
             # A hidden case's message is in the grader's words only: shapes, numbers or positions the learner's
             # code chose could carry the hidden inputs out.

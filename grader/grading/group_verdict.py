@@ -135,7 +135,8 @@ def _compare(ranks: list[Any], inputs: Any, result: CaseResult) -> None:
         value = rank.reply.get("value")
         value = value if isinstance(value, dict) else {"type": "other", "name": "nothing usable"}
         verdict = compare.compare_outputs(value, (f"the output of rank {rank.number}",),
-                                          (inputs.expected[rank.number],), inputs.dtype, device, base)
+                                          (inputs.expected[rank.number],), compare.OutputType(inputs.dtype, device),
+                                          base)
         if not verdict.passed:
             result.outcome = Outcome.FAILED
             result.message = verdict.message
