@@ -155,9 +155,7 @@ class Judge:
 
     def judged(self, case: Case, device: str, called: "Called") -> CaseResult:
         """The verdict on a call `called` made, in the grader's own thread."""
-        inputs, expected, baseline = self.prepare(case)
-        return self._verdict(case, device, inputs, expected, baseline, called.raw, called.modified, called.lines,
-                             called.first_call)
+        return self._verdict(case, device, called)
 
     def send(self, case: Case, device: str, worker: WorkerClient) -> "Sending":
         """Hand a case without a memory audit to the worker now; `receive` judges it once the case before is judged,
@@ -181,11 +179,11 @@ class Judge:
             modified = sending.shared.changed()
         finally:
             sending.shared.close()
-        inputs, expected, baseline = self.prepare(sending.case)
-        return self._verdict(sending.case, sending.device, inputs, expected, baseline, raw, modified, sending.lines)
+        return self._verdict(sending.case, sending.device, Called(raw, modified, sending.lines, False))
 
-    def _verdict(self, case: Case, device: str, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
-                 modified: list[int], lines: int, first_call: bool = False) -> CaseResult:
+    def _verdict(self, case: Case, device: str, called: "Called") -> CaseResult:
+        prepared = self.prepare(case)  # its inputs, expected values and baseline
+        inputs, raw = prepared[0], called.raw
         result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                             inputs="" if case.hidden else inputs.summary, seconds=raw.seconds,
                             cpu_seconds=raw.cpu_seconds, points=case.points,
@@ -194,7 +192,7 @@ class Judge:
             result.stdout = inert(raw.stdout)
             result.stderr, result.platform_output = noise.split_platform(inert(raw.stderr))
         try:
-            self._judge(case, inputs, expected, baseline, raw, result, modified, device, lines)
+            self._judge(case, prepared, called, result)
             if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.diagnose and self.exercise.mistakes.is_dir():
                 from grader.grading.diagnosis import diagnose
 
@@ -204,7 +202,7 @@ class Judge:
                 raise CourseBroken(where(error, self.exercise.root)) from None
             result.outcome, result.diagnosis = Outcome.CRASHED, None
             result.message = f"crashed: the worker's reply could not be judged ({type(error).__name__})"
-        if first_call:
+        if called.first_call:
             result.message += " (in the warm-up call on a small input, made before this case's own)"
         if MEMORY_AUDIT in case.audit and not _KEEP_AUDITED[0]:
             with _LOCK:
@@ -245,12 +243,12 @@ class Judge:
         """The case's CPU limit: its own times a learner's extra time, or the default (already scaled by it)."""
         return case.time_limit * self.exercise.time_factor if case.time_limit else self.exercise.time_limit
 
-    def _judge(self, case: Case, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
-               result: CaseResult, modified: list[int], device: str, lines: int = 0) -> None:
-        """`lines`: how many lines the graded file has, as the grader counted them (a hidden case names no other)."""
+    def _judge(self, case: Case, prepared: tuple, called: "Called", result: CaseResult) -> None:
+        """The verdict on `called`, a call of `case` on its `prepared` inputs and answers, written into `result`."""
         from grader.grading import compare, rules
 
-        limit = self._limit(case)
+        inputs, expected, baseline = prepared
+        raw, modified = called.raw, called.modified
         reply = raw.reply
         if raw.kind == "returned" and MEMORY_AUDIT in case.audit and raw.peak_bytes is None:
             result.outcome = Outcome.NOT_JUDGED
@@ -277,7 +275,7 @@ class Judge:
                 result.extra["evidence"] = {"forbidden": seen, "inputs-modified": changed}.get(violation.kind, [])
                 return
             function = self.checker.functions[case.function]
-            wanted = compare.OutputType(inputs.output_dtype(), device, _first_tensor_name(function, inputs))
+            wanted = compare.OutputType(inputs.output_dtype(), result.device, _first_tensor_name(function, inputs))
             verdict = compare.compare_outputs(reply.value, function.outputs, expected, wanted, baseline,
                                               self.tolerance(case))
             result.outcome = Outcome.PASSED if verdict.passed else Outcome.FAILED
@@ -286,7 +284,7 @@ class Judge:
             result.message = verdict.hidden_message if case.hidden and not verdict.passed else inert(verdict.message)
             result.details = [] if case.hidden else [inert(line) for line in verdict.details]
             return
-        failure.describe(case, raw, result, lines, limit, self.exercise.memory_limit_mb)
+        failure.describe(case, raw, result, called.lines, self._limit(case), self.exercise.memory_limit_mb)
 
     def load_error(self, loaded: RawResult) -> str:
         """One clear message for a file that could not be imported, naming file, line and text."""
