@@ -15,7 +15,9 @@ from grader.course.blame import charged_to_course, course_frame, where
 from grader.course.cases import Case
 from grader.course.checker import Checker, Tolerance, laid_out
 from grader.course.exercise import Exercise
-from grader.course.operators import observed
+from grader.course.rules import RULES
+from grader.course.rules.memory import AUDIT
+from grader.course.rules.rule import Call
 from grader.errors import CourseBroken
 from grader.grading import answer_cache, failure
 from grader.grading.warm_up import warm_up
@@ -23,7 +25,7 @@ from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import inert
 from grader.results import CaseResult, Outcome
 
-MEMORY_AUDIT = "memory"
+MEMORY_AUDIT = AUDIT  # a case's `audit:` word for the memory rule (grader/course/rules/memory.py)
 _PREPARED: dict[tuple[str, str], tuple] = {}
 _PREPARING: dict[tuple[str, str], threading.Event] = {}
 _LOCK = threading.Lock()
@@ -231,13 +233,18 @@ class Judge:
         try:
             task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
                     "size": shared.size, "device": device, "audit": list(case.audit) if observed_call else [],
-                    "key_length": self._course(self.checker.span, case.function, inputs) if observed_call else 0,
-                    "forbidden": sorted(observed(self.exercise.rules.forbidden)) if observed_call else []}
+                    # What each rule has the worker observe; a warm-up call is watched for none.
+                    **(self._course(self._asked, case, inputs) if observed_call else {})}
         except BaseException:
             shared.close()
             raise
         # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
         return shared, task, 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
+
+    def _asked(self, case: Case, inputs: Any) -> dict[str, Any]:
+        """The task's fields by which every rule has the worker observe what it judges ('forbidden': the names)."""
+        call = Call(self.exercise.rules, self.checker, case, inputs)
+        return {name: value for rule in RULES for name, value in rule.asks(call).items()}
 
     def _limit(self, case: Case) -> float:
         """The case's CPU limit: its own times a learner's extra time, or the default (already scaled by it)."""
@@ -245,34 +252,26 @@ class Judge:
 
     def _judge(self, case: Case, prepared: tuple, called: "Called", result: CaseResult) -> None:
         """The verdict on `called`, a call of `case` on its `prepared` inputs and answers, written into `result`."""
-        from grader.grading import compare, rules
+        from grader.grading import compare
 
         inputs, expected, baseline = prepared
-        raw, modified = called.raw, called.modified
+        raw = called.raw
         reply = raw.reply
-        if raw.kind == "returned" and MEMORY_AUDIT in case.audit and raw.peak_bytes is None:
-            result.outcome = Outcome.NOT_JUDGED
-            result.message = ("not judged here: nothing on this machine counts all of your code's memory (no cgroup, "
-                              "and no seccomp to keep it to one process); submit where the grader's sandbox runs")
-            return
         if raw.kind == "returned":
-            names = self.checker.input_names(case.function, inputs)
-            changed = sorted(set(modified) | set(reply.observations.get("version_changed", [])))
-            reasons = self.checker.rule_reasons
-            forbidden = self.exercise.rules.forbidden
-            seen = [name for name in reply.observations.get("forbidden_seen", []) if name in observed(forbidden)]
-            violation = (rules.forbidden(seen, reasons.get("forbidden", ""), forbidden)
-                         or (rules.inputs_modified(names, changed, reasons.get("inputs-modified", ""))
-                             if self.exercise.rules.inputs_unchanged else None)
-                         or rules.memory(list(case.audit), case.function, inputs, raw.peak_bytes,
-                                          reply.observations, self.checker))
+            call = Call(self.exercise.rules, self.checker, case, inputs, reply.observations, called.modified,
+                        raw.peak_bytes)
+            unjudged = next((why for rule in RULES if (why := rule.unjudged(call))), "")
+            if unjudged:
+                result.outcome, result.message = Outcome.NOT_JUDGED, unjudged
+                return
+            violation = next((found for rule in RULES if (found := rule.judge(call))), None)
             if violation:
                 result.message = violation.hidden_message if case.hidden and violation.hidden_message else \
                     violation.message
                 result.extra["violates"] = violation.kind
                 # What broke it, in the grader's own terms (operator names it listed, input indices), so that the
                 # diagnosis names the mistake that broke it the same way.
-                result.extra["evidence"] = {"forbidden": seen, "inputs-modified": changed}.get(violation.kind, [])
+                result.extra["evidence"] = violation.evidence
                 return
             function = self.checker.functions[case.function]
             wanted = compare.OutputType(inputs.output_dtype(), result.device, _first_tensor_name(function, inputs))
