@@ -77,10 +77,10 @@ def measure(exercise: object, audited: set[str], path: Path) -> dict[str, tuple[
     seen: dict[str, tuple[int | None, int]] = {}
     original = Judge._judge
 
-    def judged(self, case, inputs, expected, baseline, raw, *rest):
-        budget = self.checker.memory_budget(case.function, inputs)
-        seen[case.name] = (raw.peak_bytes, budget)
-        return original(self, case, inputs, expected, baseline, raw, *rest)
+    def judged(self, case, prepared, called, result):
+        budget = self.checker.memory_budget(case.function, prepared[0])
+        seen[case.name] = (called.raw.peak_bytes, budget)
+        return original(self, case, prepared, called, result)
 
     Judge._judge = judged
     try:

@@ -64,9 +64,9 @@ def test_holding_every_score_fails_whatever_builds_it(name, monkeypatch):
 
     seen = []
     original = Judge._judge
-    monkeypatch.setattr(Judge, "_judge", lambda self, case, inputs, *args: (
-        original(self, case, inputs, *args),
-        seen.append((args[2].peak_bytes, self.checker.memory_budget(case.function, inputs)))))
+    monkeypatch.setattr(Judge, "_judge", lambda self, case, prepared, called, result: (
+        original(self, case, prepared, called, result),
+        seen.append((called.raw.peak_bytes, self.checker.memory_budget(case.function, prepared[0])))))
     results = audited_results(FIXTURES / f"{name}.py")
     assert any(r.outcome is Outcome.FAILED and r.extra.get("violates") in ("peak-memory", "materialization")
                for r in results.values()), {n: r.message for n, r in results.items()}

@@ -67,6 +67,6 @@ def test_every_correct_variant_passes_them():
                       for arg in inputs.args]
             with torch.no_grad():
                 value = module.ring_attention(*copies)
-            verdict = compare.compare_outputs(_describe(value), ("output",), expected, inputs.output_dtype(), "cpu",
-                                              None, checker.tolerance)
+            verdict = compare.compare_outputs(_describe(value), ("output",), expected,
+                                              compare.OutputType(inputs.output_dtype(), "cpu"), None, checker.tolerance)
             assert verdict.passed, (path.stem, case.name, verdict.message)

@@ -268,9 +268,15 @@ def test_k_selects_the_distributed_suites_cases_too(course: Path, capsys) -> Non
 
 
 def test_a_memory_failure_says_what_was_measured_beside_the_budget() -> None:
-    from grader.grading.rules import MIB, hidden_multiple, memory
+    from grader.course.rules.memory import MIB, RULE, hidden_multiple
+    from grader.course.rules.rule import Call
 
     checker = SimpleNamespace(memory_budget=lambda function, inputs: 87 * MIB, rule_reasons={})
+
+    def memory(audit, function, inputs, peak, observations, checker):
+        return RULE.judge(Call(None, checker, SimpleNamespace(function=function, audit=audit), inputs, observations,
+                               peak=peak))
+
     broken = memory(["memory"], "ring_attention", None, 250 * MIB, {}, checker)
     assert "held 250 MiB at once" in broken.message and "allows 87 MiB" in broken.message
     # A hidden case: the budget and a coarse step of the measured peak, never the exact figure its code chose.

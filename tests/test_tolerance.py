@@ -13,7 +13,7 @@ from grader.grading import compare
 
 def judged(got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype, base=None) -> compare.Verdict:
     item = {"type": "tensor", "value": WireTensor(got, "cpu")}
-    return compare.compare_tensor("output", item, want, dtype, "cpu", base)
+    return compare.compare_tensor("output", item, want, compare.OutputType(dtype, "cpu"), base)
 
 
 def test_error_equal_to_the_bound_passes_and_just_above_fails():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from grader.channel.wire import BadMessage, WireTensor, dtype_from_name
 
@@ -94,8 +94,10 @@ def parse_loaded(body: Any) -> Loaded:
                   _string(body, "text"), _string(body, "traceback"))
 
 
-def parse_case(body: Any, tensors: list[WireTensor], task_id: int, inputs: int) -> Reply:
-    """A reply to case `task_id`, whose function was given `inputs` tensors."""
+def parse_case(body: Any, tensors: list[WireTensor], task_id: int, inputs: int,
+               observations: Mapping[str, tuple[type, Any]]) -> Reply:
+    """A reply to case `task_id`, whose function was given `inputs` tensors; `observations` is what the in-process
+    audit may report, each with its type (the rules' own, grader/course/rules/__init__.py:OBSERVATIONS)."""
     body = _mapping(body)
     kind = parse_kind(body, CASE_KINDS)
     if body.get("id") != task_id or type(body.get("id")) is not int:
@@ -121,7 +123,7 @@ def parse_case(body: Any, tensors: list[WireTensor], task_id: int, inputs: int) 
             and all(type(index) is int and 0 <= index < inputs for index in modified)):
         raise _fail("inputs_modified is not a list of input positions")
     reply.inputs_modified = sorted(set(modified))
-    reply.observations = _observations(body.get("observations", {}), inputs)
+    reply.observations = _observations(body.get("observations", {}), inputs, observations)
     return reply
 
 
@@ -157,28 +159,29 @@ def _value(node: Any, tensors: list[WireTensor], used: set[int], depth: int, bud
     raise _fail("a returned value is neither a tensor, a sequence nor something named")
 
 
-# What the in-process audit may report, each with the one type its items must have.
-OBSERVATIONS = {"materialized": (list, str), "materialized_count": (int, None), "peak_bytes": (int, None),
-                "version_changed": (list, int), "forbidden_seen": (list, str)}
+# An observation's item type: the position of one of the case's inputs (an int naming one that exists).
+INPUT = "input"
 
 
-def _observations(found: Any, inputs: int) -> dict[str, Any]:
-    """What the in-process audit saw: evidence from inside the learner's process, checked like the rest."""
+def _observations(found: Any, inputs: int, allowed: Mapping[str, tuple[type, Any]]) -> dict[str, Any]:
+    """What the in-process audit saw: evidence from inside the learner's process, checked like the rest against
+    what it may report, each with the one type its items must have."""
     found = _mapping(found)
     clean: dict[str, Any] = {}
     for key, value in found.items():
-        kind, item = OBSERVATIONS.get(key, (None, None))
+        kind, item = allowed.get(key, (None, None))
         if kind is None or type(value) is not kind:
             raise _fail(f"observation {str(key)[:40]!r} is unknown or malformed")
         if kind is int and not 0 <= value < 1 << 60:
             raise _fail(f"observation {key} is out of range")
         if kind is list:
-            if len(value) > 16 or not all(type(entry) is item for entry in value):
-                raise _fail(f"observation {key} is not a short list of {item.__name__}s")
+            entry_type = int if item == INPUT else item
+            if len(value) > 16 or not all(type(entry) is entry_type for entry in value):
+                raise _fail(f"observation {key} is not a short list of {entry_type.__name__}s")
             if item is str and any(len(entry) > 300 for entry in value):
                 raise _fail(f"observation {key} has an entry too long")
-            if key == "version_changed" and not all(0 <= entry < inputs for entry in value):
-                raise _fail("observation version_changed names an input that does not exist")
+            if item == INPUT and not all(0 <= entry < inputs for entry in value):
+                raise _fail(f"observation {key} names an input that does not exist")
         clean[key] = value
     return clean
 

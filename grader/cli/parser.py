@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from grader import __version__
+from grader.grading.devices import COHORT_DEVICES, DEVICES
+from grader.report.cohort_exports import FORMATS
 
 # Every command and the function that handles it (module:function under grader.cli), imported only when it runs,
 # so that `grader list` never waits for torch. A test holds this table and the parser to each other.
@@ -84,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("exercise", nargs="?",
                              help=EXERCISE_HELP.replace("the current folder", "--file's folder or the current one"))
         command.add_argument("--file", type=Path, help="grade this file instead of the exercise's stub")
-        command.add_argument("--device", default="all", choices=("cpu", "cuda", "all"),
+        command.add_argument("--device", default="all", choices=DEVICES,
                              help="where to run the cases (default: all: the CPU, and CUDA when present)")
         command.add_argument("--json", type=Path, metavar="PATH", help="also write a results file (Gradescope)")
         command.add_argument("--no-record", action="store_true", help="do not record this in .grader/")
@@ -144,7 +146,7 @@ def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
                          help="submissions graded at once (default: the CPUs this process may use)")
     command.add_argument("--force", action="store_true", help="grade again what is already graded")
     command.add_argument("--shard", metavar="K/N", help="grade only shard K of N (1-based); merge them after")
-    command.add_argument("--device", default="cpu", choices=("cpu", "all"),
+    command.add_argument("--device", default="cpu", choices=COHORT_DEVICES,
                          help="where cases run (default cpu, the same on every machine; all: CUDA too)")
     _limit_options(command, "memory limit of the learner's code",
                    "for each submission (default: the exercise's): cases left then are not run")
@@ -164,7 +166,7 @@ def _add_staff_commands(commands: argparse._SubParsersAction) -> None:
     merge.add_argument("--out", type=Path, required=True, metavar="DIR", help="the merged gradebook's folder")
     export = actions.add_parser("export", help="a roster gradebook's scores as Canvas or Gradescope import them")
     export.add_argument("book", type=Path, metavar="BOOK", help="a gradebook graded with --roster")
-    export.add_argument("--format", required=True, choices=("canvas", "gradescope"), help="the platform")
+    export.add_argument("--format", required=True, choices=FORMATS, help="the platform")
     export.add_argument("--out", type=Path, metavar="FILE", help="where to write it (default: BOOK/FORMAT.csv)")
     export.add_argument("--assignment", metavar="NAME",
                         help="Canvas's assignment column (default: the exercise's name)")

@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from grader.course.rules import AUDITS
 from grader.course.yamlfile import LineDict, line_of, line_of_key, load_yaml, require
 from grader.errors import ConfigError
 
 GENERIC_KEYS = {"name", "function", "about", "time_limit", "repeat", "audit", "points", "visibility", "required",
                 "tolerance"}
-AUDITS = {"memory"}
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 

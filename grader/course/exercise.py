@@ -15,10 +15,11 @@ that file, made by grader/course/precomputed.py, instead of from the checker, th
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import PACKAGE
+from grader.course.rules.settings import Rules, check_rules, parse_rules
 from grader.course.yamlfile import LineDict, line_of, line_of_key, load_yaml, require
 from grader.errors import ConfigError, UsageError, did_you_mean
 from grader.files import SOURCE_LIMIT, kind_of
@@ -29,28 +30,6 @@ KNOWN_KEYS = {"name", "title", "stub", "starter", "statement", "checker", "examp
               "mistakes", "variants", "hints", "time_limit", "memory_limit_mb", "max_score", "rules", "directory",
               "precomputed", "time_budget", "distributed"}
 HAND_IN_DEFAULT = "hand it in as your course asks"
-
-
-@dataclass(frozen=True)
-class Rules:
-    """What an exercise forbids, judged by the grader on every case."""
-
-    inputs_unchanged: bool = True
-    # Operators the learner's call may not run, such as aten._softmax, and families ("family:layer_norm"):
-    # grader/course/operators.py says what each stands for.
-    forbidden: tuple[str, ...] = ()
-
-    def to_yaml(self) -> dict:
-        """Every rule as `exercise.yaml` spells it (a learner bundle writes them all, whatever rules exist)."""
-        from grader.course.operators import FAMILY_PREFIX
-
-        written = {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(self).items()}
-        written["forbidden"] = [{"family": entry[len(FAMILY_PREFIX):]} if entry.startswith(FAMILY_PREFIX) else entry
-                                for entry in self.forbidden]
-        return written
-
-
-RULE_KEYS = frozenset(rule.name for rule in fields(Rules))
 
 
 @dataclass(frozen=True)
@@ -194,7 +173,7 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
         hints=inside("hints", f"{root}/hints/{name}"),
         time_limit=limit, time_budget=budget, memory_limit_mb=memory,
         max_score=float(max_score) if max_score is not None else None,
-        rules=_rules(data.get("rules"), path, line_of_key(data, "rules")),
+        rules=parse_rules(data.get("rules"), path, line_of_key(data, "rules")),
         precomputed=inside("precomputed", None) if data.get("precomputed") is not None else None,
         distributed=_distributed(data.get("distributed"), path, line_of_key(data, "distributed")))
 
@@ -225,29 +204,11 @@ def _distributed(value: object, path: Path, line: int | None) -> Distributed | N
     return Distributed(ranks, counts)
 
 
-def _rules(value: object, path: Path, line: int | None) -> Rules:
-    from grader.course.operators import parse_forbidden
-
-    if value is None:
-        return Rules()
-    if not isinstance(value, dict) or set(value) - RULE_KEYS:
-        unknown = sorted(set(value) - RULE_KEYS) if isinstance(value, dict) else []
-        raise ConfigError(f"rules must be a mapping of {', '.join(sorted(RULE_KEYS))}"
-                          + (f", not {unknown[0]!r}" if unknown else ""), path,
-                          line_of_key(value, unknown[0]) if unknown else line)
-    forbidden = parse_forbidden(value.get("forbidden", []), path, line_of_key(value, "forbidden"))
-    unchanged = value.get("inputs_unchanged", True)
-    if not isinstance(unchanged, bool):
-        raise ConfigError("rules: inputs_unchanged must be true or false", path, line_of_key(value, "inputs_unchanged"))
-    return Rules(unchanged, forbidden)
-
-
 def check_forbidden(exercise: Exercise) -> None:
-    """Refuse a forbidden operator the worker's observer could never see (misspelt, or always decomposed by torch
-    first): one line naming exercise.yaml and the line. Needs torch's registry, so it runs where grading starts."""
-    from grader.course.operators import check_names
-
-    check_names(exercise.rules.forbidden, exercise.directory / EXERCISE_FILE)
+    """Refuse a rule the grader could never see broken, such as a forbidden operator the worker's observer could
+    never see (misspelt, or always decomposed by torch first): one line naming exercise.yaml and the line. Needs
+    torch's registry, so it runs where grading starts."""
+    check_rules(exercise.rules, exercise.directory / EXERCISE_FILE)
 
 
 def find_exercise(root: Path, name: str | None) -> Exercise:

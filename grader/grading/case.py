@@ -15,7 +15,9 @@ from grader.course.blame import charged_to_course, course_frame, where
 from grader.course.cases import Case
 from grader.course.checker import Checker, Tolerance, laid_out
 from grader.course.exercise import Exercise
-from grader.course.operators import observed
+from grader.course.rules import RULES
+from grader.course.rules.memory import AUDIT
+from grader.course.rules.rule import Call
 from grader.errors import CourseBroken
 from grader.grading import answer_cache, failure
 from grader.grading.warm_up import warm_up
@@ -23,7 +25,7 @@ from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import inert
 from grader.results import CaseResult, Outcome
 
-MEMORY_AUDIT = "memory"
+MEMORY_AUDIT = AUDIT  # a case's `audit:` word for the memory rule (grader/course/rules/memory.py)
 _PREPARED: dict[tuple[str, str], tuple] = {}
 _PREPARING: dict[tuple[str, str], threading.Event] = {}
 _LOCK = threading.Lock()
@@ -155,9 +157,7 @@ class Judge:
 
     def judged(self, case: Case, device: str, called: "Called") -> CaseResult:
         """The verdict on a call `called` made, in the grader's own thread."""
-        inputs, expected, baseline = self.prepare(case)
-        return self._verdict(case, device, inputs, expected, baseline, called.raw, called.modified, called.lines,
-                             called.first_call)
+        return self._verdict(case, device, called)
 
     def send(self, case: Case, device: str, worker: WorkerClient) -> "Sending":
         """Hand a case without a memory audit to the worker now; `receive` judges it once the case before is judged,
@@ -181,11 +181,11 @@ class Judge:
             modified = sending.shared.changed()
         finally:
             sending.shared.close()
-        inputs, expected, baseline = self.prepare(sending.case)
-        return self._verdict(sending.case, sending.device, inputs, expected, baseline, raw, modified, sending.lines)
+        return self._verdict(sending.case, sending.device, Called(raw, modified, sending.lines, False))
 
-    def _verdict(self, case: Case, device: str, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
-                 modified: list[int], lines: int, first_call: bool = False) -> CaseResult:
+    def _verdict(self, case: Case, device: str, called: "Called") -> CaseResult:
+        prepared = self.prepare(case)  # its inputs, expected values and baseline
+        inputs, raw = prepared[0], called.raw
         result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                             inputs="" if case.hidden else inputs.summary, seconds=raw.seconds,
                             cpu_seconds=raw.cpu_seconds, points=case.points,
@@ -194,7 +194,7 @@ class Judge:
             result.stdout = inert(raw.stdout)
             result.stderr, result.platform_output = noise.split_platform(inert(raw.stderr))
         try:
-            self._judge(case, inputs, expected, baseline, raw, result, modified, device, lines)
+            self._judge(case, prepared, called, result)
             if result.outcome in (Outcome.FAILED, Outcome.ERROR) and self.diagnose and self.exercise.mistakes.is_dir():
                 from grader.grading.diagnosis import diagnose
 
@@ -204,7 +204,7 @@ class Judge:
                 raise CourseBroken(where(error, self.exercise.root)) from None
             result.outcome, result.diagnosis = Outcome.CRASHED, None
             result.message = f"crashed: the worker's reply could not be judged ({type(error).__name__})"
-        if first_call:
+        if called.first_call:
             result.message += " (in the warm-up call on a small input, made before this case's own)"
         if MEMORY_AUDIT in case.audit and not _KEEP_AUDITED[0]:
             with _LOCK:
@@ -233,59 +233,57 @@ class Judge:
         try:
             task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
                     "size": shared.size, "device": device, "audit": list(case.audit) if observed_call else [],
-                    "key_length": self._course(self.checker.span, case.function, inputs) if observed_call else 0,
-                    "forbidden": sorted(observed(self.exercise.rules.forbidden)) if observed_call else []}
+                    # What each rule has the worker observe; a warm-up call is watched for none.
+                    **(self._course(self._asked, case, inputs) if observed_call else {})}
         except BaseException:
             shared.close()
             raise
         # Room for the expected outputs even if sent as float64, twice over, plus the message's own header.
         return shared, task, 2 * 8 * sum(tensor.numel() for tensor in expected) + (1 << 20)
 
+    def _asked(self, case: Case, inputs: Any) -> dict[str, Any]:
+        """The task's fields by which every rule has the worker observe what it judges ('forbidden': the names)."""
+        call = Call(self.exercise.rules, self.checker, case, inputs)
+        return {name: value for rule in RULES for name, value in rule.asks(call).items()}
+
     def _limit(self, case: Case) -> float:
         """The case's CPU limit: its own times a learner's extra time, or the default (already scaled by it)."""
         return case.time_limit * self.exercise.time_factor if case.time_limit else self.exercise.time_limit
 
-    def _judge(self, case: Case, inputs: Any, expected: tuple, baseline: tuple | None, raw: RawResult,
-               result: CaseResult, modified: list[int], device: str, lines: int = 0) -> None:
-        """`lines`: how many lines the graded file has, as the grader counted them (a hidden case names no other)."""
-        from grader.grading import compare, rules
+    def _judge(self, case: Case, prepared: tuple, called: "Called", result: CaseResult) -> None:
+        """The verdict on `called`, a call of `case` on its `prepared` inputs and answers, written into `result`."""
+        from grader.grading import compare
 
-        limit = self._limit(case)
+        inputs, expected, baseline = prepared
+        raw = called.raw
         reply = raw.reply
-        if raw.kind == "returned" and MEMORY_AUDIT in case.audit and raw.peak_bytes is None:
-            result.outcome = Outcome.NOT_JUDGED
-            result.message = ("not judged here: nothing on this machine counts all of your code's memory (no cgroup, "
-                              "and no seccomp to keep it to one process); submit where the grader's sandbox runs")
-            return
         if raw.kind == "returned":
-            names = self.checker.input_names(case.function, inputs)
-            changed = sorted(set(modified) | set(reply.observations.get("version_changed", [])))
-            reasons = self.checker.rule_reasons
-            forbidden = self.exercise.rules.forbidden
-            seen = [name for name in reply.observations.get("forbidden_seen", []) if name in observed(forbidden)]
-            violation = (rules.forbidden(seen, reasons.get("forbidden", ""), forbidden)
-                         or (rules.inputs_modified(names, changed, reasons.get("inputs-modified", ""))
-                             if self.exercise.rules.inputs_unchanged else None)
-                         or rules.memory(list(case.audit), case.function, inputs, raw.peak_bytes,
-                                          reply.observations, self.checker))
+            call = Call(self.exercise.rules, self.checker, case, inputs, reply.observations, called.modified,
+                        raw.peak_bytes)
+            unjudged = next((why for rule in RULES if (why := rule.unjudged(call))), "")
+            if unjudged:
+                result.outcome, result.message = Outcome.NOT_JUDGED, unjudged
+                return
+            violation = next((found for rule in RULES if (found := rule.judge(call))), None)
             if violation:
                 result.message = violation.hidden_message if case.hidden and violation.hidden_message else \
                     violation.message
                 result.extra["violates"] = violation.kind
                 # What broke it, in the grader's own terms (operator names it listed, input indices), so that the
                 # diagnosis names the mistake that broke it the same way.
-                result.extra["evidence"] = {"forbidden": seen, "inputs-modified": changed}.get(violation.kind, [])
+                result.extra["evidence"] = violation.evidence
                 return
             function = self.checker.functions[case.function]
-            verdict = compare.compare_outputs(reply.value, function.outputs, expected, inputs.output_dtype(), device,
-                                              baseline, self.tolerance(case), _first_tensor_name(function, inputs))
+            wanted = compare.OutputType(inputs.output_dtype(), result.device, _first_tensor_name(function, inputs))
+            verdict = compare.compare_outputs(reply.value, function.outputs, expected, wanted, baseline,
+                                              self.tolerance(case))
             result.outcome = Outcome.PASSED if verdict.passed else Outcome.FAILED
             # A hidden case's message is in the grader's words only: shapes, numbers or positions the learner's
             # code chose could carry the hidden inputs out.
             result.message = verdict.hidden_message if case.hidden and not verdict.passed else inert(verdict.message)
             result.details = [] if case.hidden else [inert(line) for line in verdict.details]
             return
-        failure.describe(case, raw, result, lines, limit, self.exercise.memory_limit_mb)
+        failure.describe(case, raw, result, called.lines, self._limit(case), self.exercise.memory_limit_mb)
 
     def load_error(self, loaded: RawResult) -> str:
         """One clear message for a file that could not be imported, naming file, line and text."""

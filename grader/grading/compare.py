@@ -36,20 +36,21 @@ def describe_value(returned: dict[str, Any]) -> str:
     return returned.get("name", "something else")
 
 
-def compare_outputs(
-    returned: dict[str, Any],
-    names: tuple[str, ...],
-    expected: tuple[torch.Tensor, ...],
-    dtype: torch.dtype,
-    device: str,
-    baseline: tuple[torch.Tensor, ...] | None = None,
-    tolerance: Tolerance = DEFAULT,
-    dtype_from: str = "the inputs",
-) -> Verdict:
+@dataclass(frozen=True)
+class OutputType:
+    """The dtype and device every output must have, and what they are taken from, for messages ("query")."""
+
+    dtype: torch.dtype
+    device: str
+    taken_from: str = "the inputs"
+
+
+def compare_outputs(returned: dict[str, Any], names: tuple[str, ...], expected: tuple[torch.Tensor, ...],
+                    wanted: OutputType, baseline: tuple[torch.Tensor, ...] | None = None,
+                    tolerance: Tolerance = DEFAULT) -> Verdict:
     """Judge what the learner's function returned against the float64 expected values.
 
-    `dtype` is the dtype every output must have, `dtype_from` names where it comes from for messages
-    ("query"); `tolerance` is the exercise's (or the case's).
+    `wanted` is the dtype and device every output must have; `tolerance` is the exercise's (or the case's).
     """
     if len(names) == 1:
         items = [returned]
@@ -67,15 +68,16 @@ def compare_outputs(
                            hidden_message=f"did not return {len(names)} values ({', '.join(names)})")
     for index, (name, item, want) in enumerate(zip(names, items, expected)):
         base = baseline[index] if baseline is not None else None
-        verdict = compare_tensor(name, item, want, dtype, device, base, tolerance, dtype_from)
+        verdict = compare_tensor(name, item, want, wanted, base, tolerance)
         if not verdict.passed:
             return verdict
     return Verdict(True)
 
 
-def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, dtype: torch.dtype, device: str,
-                   base: torch.Tensor | None, tolerance: Tolerance = DEFAULT, dtype_from: str = "the inputs") -> Verdict:
+def compare_tensor(name: str, item: dict[str, Any], want: torch.Tensor, wanted: OutputType,
+                   base: torch.Tensor | None = None, tolerance: Tolerance = DEFAULT) -> Verdict:
     """One output: type, shape, dtype, device, finiteness, then the error bound."""
+    dtype, device, dtype_from = wanted.dtype, wanted.device, wanted.taken_from
     if item.get("type") == "omitted":
         shape = tuple(item["shape"])
         if shape != tuple(want.shape):

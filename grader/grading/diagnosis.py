@@ -270,7 +270,8 @@ def _run(mistake: Mistake, function: str, inputs: Any, names: tuple[str, ...], e
                                                                                  versions))
                      if after._version != version or not _same(before, after))
     described = _describe(value)
-    verdict = compare.compare_outputs(described, names, expected, inputs.output_dtype(), "cpu", baseline, tolerance)
+    verdict = compare.compare_outputs(described, names, expected, compare.OutputType(inputs.output_dtype(), "cpu"),
+                                      baseline, tolerance)
     return Behaviour(_tensors(described), "", not verdict.passed, tuple(seen.get("forbidden_seen", [])), modified)
 
 

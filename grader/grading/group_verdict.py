@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from grader.course.exercise import Exercise
+from grader.course.rules import RULES
+from grader.course.rules.rule import GroupCall
 from grader.errors import CourseBroken
 from grader.inert import fit
 from grader.results import CaseResult, Outcome
@@ -50,31 +52,13 @@ def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, resul
         result.message = f"rank {rank.number} failed: {rank.reply.get('exception')}: {rank.reply.get('message')}"
     else:
         _compare(ranks, inputs, result)
-        if result.passed:
-            _traffic(inputs, traffic, result)
+        # Once every output passed, the rules on the group as a whole (what its ranks moved); the first broken decides.
+        group = GroupCall(inputs, traffic)
+        for rule in RULES:
+            if result.passed:
+                rule.judge_group(group, result)
         return
     result.details = [line for rank in ranks if (line := _rank_line(rank))]
-
-
-def _traffic(inputs: Any, traffic: int | None, result: CaseResult) -> None:
-    """The rules on what the ranks moved between them, as the kernel counted it on their own loopback."""
-    if traffic is None:
-        if inputs.max_traffic:
-            # A ceiling on communication is a rule of its own: where nothing counts it, the case is not passed.
-            result.outcome = Outcome.NOT_JUDGED
-            result.message = ("not judged here: the bytes the ranks moved between them cannot be counted without a "
-                              "network namespace of their own; submit where the grader's sandbox runs")
-        return  # the values alone show that every rank got what it lacked: no rank can read another's
-    if traffic < inputs.min_traffic:
-        result.outcome = Outcome.FAILED
-        result.message = (f"the ranks moved only {traffic} bytes between them (counted by the kernel); this "
-                          f"case needs at least {inputs.min_traffic} to pass every rank the data it lacks")
-    elif inputs.max_traffic and traffic > inputs.max_traffic:
-        result.outcome = Outcome.FAILED
-        result.message = (f"the ranks moved {traffic} bytes between them (counted by the kernel); this case allows "
-                          f"at most {inputs.max_traffic}" + (f": {inputs.traffic_reason}" if inputs.traffic_reason
-                                                             else ""))
-        result.extra["violates"] = "communication"
 
 
 def _program_failure(rank: Any, exercise: Exercise) -> str:
@@ -135,7 +119,8 @@ def _compare(ranks: list[Any], inputs: Any, result: CaseResult) -> None:
         value = rank.reply.get("value")
         value = value if isinstance(value, dict) else {"type": "other", "name": "nothing usable"}
         verdict = compare.compare_outputs(value, (f"the output of rank {rank.number}",),
-                                          (inputs.expected[rank.number],), inputs.dtype, device, base)
+                                          (inputs.expected[rank.number],), compare.OutputType(inputs.dtype, device),
+                                          base)
         if not verdict.passed:
             result.outcome = Outcome.FAILED
             result.message = verdict.message

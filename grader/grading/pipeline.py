@@ -33,6 +33,7 @@ from grader.course.exercise import Exercise, check_exists, check_forbidden, lear
 from grader.errors import ConfigError, CourseBroken, UsageError
 from grader.grading.budget import Budget, checked_seconds
 from grader.grading.case import MEMORY_AUDIT, Judge
+from grader.grading.devices import DEVICES
 from grader.grading.phases import phases, run_phases
 from grader.grading.suite_beside import SuiteBeside, run_suite
 from grader.grading.group import choose_suite
@@ -41,7 +42,6 @@ from grader.grading.worker_client import WorkerClient
 from grader.results import CaseResult, Report
 from grader.sandbox.machine import sandboxes_apart
 
-DEVICES = ("cpu", "cuda", "all")
 OnResult = Callable[[CaseResult], None]
 OnStart = Callable[[Report], None]
 

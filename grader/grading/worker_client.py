@@ -18,6 +18,7 @@ from pathlib import Path
 
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
+from grader.course.rules import OBSERVATIONS
 from grader.files import read_regular
 from grader.grading.failure import timeout_detail
 from grader.sandbox.box import Program, Sandbox
@@ -231,7 +232,7 @@ class WorkerClient:
             self._in_flight[0].since = (time.monotonic(), self.sandbox.cpu_seconds(), None)
         if result.kind == "message":
             try:
-                reply = replies.parse_case(result.reply, result.tensors, sent.task_id, sent.inputs)
+                reply = replies.parse_case(result.reply, result.tensors, sent.task_id, sent.inputs, OBSERVATIONS)
                 result = RawResult(reply.kind, reply=reply, cpu_seconds=self.last_cpu)
             except wire.BadMessage as error:
                 result = self._ended(RawResult("crashed"), _problem(error))

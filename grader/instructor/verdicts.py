@@ -23,15 +23,15 @@ from typing import Any, Callable
 from grader.course import mistakes, trust
 from grader.course.cases import Case
 from grader.course.exercise import Exercise
+from grader.course.rules import KINDS
 from grader.errors import GraderError
 from grader.files import write_atomic
-from grader.grading import rules
 from grader.grading.pipeline import grade, prepare_process
 from grader.results import CaseResult, Outcome
 
 FEW = 80  # verdicts to grade: up to this many, in this process
 PARALLEL = 2  # grades at once: each is a worker process, and the machines we run on may have 2 cores
-VIOLATIONS = {"", *rules.KINDS}
+VIOLATIONS = {"", *KINDS}
 CACHE_FOLDER = Path(".grader") / "validate"
 CATALOGUE_KEY = "catalogue"  # not a hash: never a verdict's key
 

@@ -1,7 +1,7 @@
 """What the worker observes around the learner's call: an explanation for the grader, never a verdict.
 
 The learner's code runs in this same process and could switch this off; the grader decides
-from what the kernel measured and what it handed over (grader/grading/rules.py), and uses these
+from what the kernel measured and what it handed over (grader/course/rules/), and uses these
 observations only to say what was held.
 """
 

@@ -21,6 +21,7 @@ from grader.course import trust
 from grader.course.exercise import Exercise
 from grader.errors import UsageError
 from grader.files import RefusedFile
+from grader.grading.devices import COHORT_DEVICES
 from grader.inert import inert
 from grader.results.cohort import (
     EXTRA_TIME,
@@ -37,8 +38,6 @@ from grader.staff.intake import Submission, find_submissions, read_graded, submi
 from grader.staff.pool import Job, grade_all
 from grader.staff.roster import ADJUSTMENTS_FILE, check_submissions
 from grader.staff.shards import cohort_hash, read_record, write_record
-
-DEVICES = ("cpu", "all")
 
 
 @dataclass(frozen=True)
@@ -102,8 +101,8 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
     """Grade every submission under `paths` (this shard's) not graded already, then write the gradebook in `out`."""
     if options.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {options.jobs}")
-    if options.device not in DEVICES:
-        raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
+    if options.device not in COHORT_DEVICES:
+        raise UsageError(f"--device must be one of {', '.join(COHORT_DEVICES)}")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: not a folder")
     roster = gradebook.roster_of(out, options.roster, options.due, options.late_penalty)
