@@ -254,8 +254,6 @@ def _enter(program, config):
         lockdown.landlock(reach["read"], reach["write"], reach["devices"], reach["network"])
     if config.get("seccomp"):
         lockdown.install_filter(bytes.fromhex(config["seccomp"]))
-    else:
-        lockdown.builtin_filter(bool(config.get("single_process")))
     if config["mode"] == "none":
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if config.get("preloaded") and program.get("entry"):

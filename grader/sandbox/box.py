@@ -131,7 +131,7 @@ class Sandbox:
             "cgroups": self.group.procs_files, "user": self.user, "loopback": self.loopback,
             "root": str(self._root()), "tmp_bytes": TMP_BYTES, "rlimits": self._rlimits(),
             "address_space_above": self.memory_bytes,
-            "private_tmp": self.apart, "separate_users": self.apart, "single_process": self.single_process,
+            "private_tmp": self.apart, "separate_users": self.apart,
             "seccomp": seccomp.for_sandbox(self.single_process, self.use_cuda)[0],
             "programs": [{"argv": p.argv, "env": {**p.env, **home}, "cwd": p.cwd if self.namespaces else str(scratch),
                           "entry": p.entry, "args": list(p.args), "name": zygote.ENTRIES.get(p.entry or "", ""),

@@ -12,7 +12,6 @@ import resource
 import sys
 
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
-CLONE_THREAD, CLONE_NEWUSER = 0x00010000, 0x10000000
 RLIMITS = {"CORE": "RLIMIT_CORE", "FSIZE": "RLIMIT_FSIZE", "NPROC": "RLIMIT_NPROC", "AS": "RLIMIT_AS",
            "NOFILE": "RLIMIT_NOFILE"}
 SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING = {"x86_64": 250, "aarch64": 219}, 1
@@ -75,58 +74,6 @@ def install_filter(program):
     code = ctypes.create_string_buffer(program, len(program))
     _call(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
                       ctypes.byref(Program(len(program) // 8, ctypes.cast(code, ctypes.c_void_p))), 0, 0), "seccomp")
-
-
-# The built-in filter, where no libseccomp compiled the policy: classic BPF over struct seccomp_data (nr at 0,
-# arch at 4, args[0]'s low half at 16), its jumps to labels resolved by `_assemble`.
-_LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
-_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
-# arch; unshare, clone, clone3, keyctl, add_key, request_key, ptrace; and what a single process may not make:
-# fork, vfork, socket, socketpair, pipe, pipe2, shmget, msgget, mq_open (aarch64 has no fork, vfork or pipe).
-_ARCHES = {"x86_64": (0xC000003E, 272, 56, 435, (250, 248, 249, 101), (57, 58, 41, 53, 22, 293, 29, 68, 240)),
-           "aarch64": (0xC00000B7, 97, 220, 435, (219, 217, 218, 117), (198, 199, 59, 194, 186, 180))}
-
-
-def builtin_filter(single):
-    """No namespace of the learner's own (unshare, clone with CLONE_NEWUSER: EPERM), no keyring, no ptrace;
-    clone3 ENOSYS (glibc then uses clone); with `single`, no new process, socket, pipe or System V store."""
-    machine = os.uname().machine
-    if not LINUX or machine not in _ARCHES:
-        return
-    arch, unshare, clone, clone3, refused, single_refused = _ARCHES[machine]
-    program = [(_LD, None, None, 4), (_JEQ, None, "enosys", arch),
-               (_LD, None, None, 0), (_JGE, "enosys", None, 0x40000000),  # x32's numbers on x86_64
-               (_JEQ, "enosys", None, clone3), (_JEQ, "eperm", None, unshare)]
-    program += [(_JEQ, "eperm", None, number) for number in (*refused, *(single_refused if single else ()))]
-    program += [(_JEQ, None, "allow", clone), (_LD, None, None, 16), (_JSET, "eperm", None, CLONE_NEWUSER)]
-    if single:
-        program += [(_JSET, "allow", "eperm", CLONE_THREAD)]
-    program += [("label", "allow"), (_RET, None, None, _ALLOW), ("label", "eperm"),
-                (_RET, None, None, _ERRNO | errno.EPERM), ("label", "enosys"), (_RET, None, None, _ERRNO | errno.ENOSYS)]
-
-    class Instruction(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
-
-    body = _assemble(program)
-    raw = b"".join(bytes(Instruction(*item)) for item in body)
-    install_filter(raw)
-
-
-def _assemble(program):
-    """Instructions whose jumps name labels -> (code, jt, jf, k) with jumps counted from the next instruction."""
-    positions, body = {}, []
-    for item in program:
-        if item[0] == "label":
-            positions[item[1]] = len(body)
-        else:
-            body.append(item)
-    resolved = []
-    for index, (code, jt, jf, k) in enumerate(body):
-        offset = lambda label: 0 if label is None else positions[label] - index - 1  # noqa: E731
-        resolved.append((code, offset(jt), offset(jf), k))
-    if not all(0 <= jt < 256 and 0 <= jf < 256 for _, jt, jf, _ in resolved):
-        raise OSError(errno.EINVAL, "the built-in seccomp filter does not assemble")
-    return resolved
 
 
 # Landlock: what the program may reach on the file system, the network and by signal, where no mount namespace
