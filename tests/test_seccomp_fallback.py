@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from grader.sandbox import seccomp, seccomp_bpf
+from grader.sandbox import lockdown, seccomp, seccomp_bpf
 
 try:
     seccomp.compiled()
@@ -134,13 +134,21 @@ def test_without_libseccomp_the_same_policy_is_assembled_and_the_line_says_so(mo
         program, words = seccomp.for_sandbox(True, False)
         machine = os.uname().machine
         if machine in seccomp.ARCHES:
-            assert bytes.fromhex(program) == seccomp_bpf.assemble(seccomp.load_policy(),
+            assert program == seccomp_bpf.assemble(seccomp.load_policy(),
                                                                   frozenset(seccomp.KINDS), machine)
             assert words == "seccomp policy (assembled without libseccomp: libseccomp not found)"
         else:
             assert program is None and words.startswith("no seccomp filter (libseccomp not found; no system-call")
     finally:
         seccomp.for_sandbox.cache_clear()
+
+
+def test_the_launchers_own_numbers_come_from_the_table() -> None:
+    """Landlock's calls have one number on every architecture; keyctl and pivot_root are read from syscalls.json."""
+    for arch in seccomp.ARCHES:
+        table = seccomp_bpf.numbers()[arch]["numbers"]
+        assert tuple(table[name] for name in seccomp.LAUNCHER_CALLS[2:]) == lockdown.SYS_LANDLOCK
+        assert all(table[name] is not None for name in seccomp.LAUNCHER_CALLS)
 
 
 def test_the_files_the_sandbox_reads_are_shipped_with_the_package() -> None:

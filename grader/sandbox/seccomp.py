@@ -24,7 +24,7 @@ from grader.sandbox import seccomp_bpf
 POLICY = Path(__file__).with_name("seccomp.json")
 KINDS = ("single_process", "cpu_only")  # what an entry's `when` may name
 ARCHES = ("x86_64", "aarch64")  # those syscalls.json numbers, for the program assembled without libseccomp
-# Called by number by the launcher (sandbox/lockdown.py, sandbox/boot.py): numbered in syscalls.json too.
+# Called by number by the launcher (sandbox/lockdown.py, sandbox/mounts.py): numbered in syscalls.json too.
 LAUNCHER_CALLS = ("keyctl", "pivot_root", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self")
 SCMP_FLTATR_ACT_BADARCH, SCMP_FLTATR_CTL_NNP = 2, 3
 NR_SCMP_ERROR = -1  # libseccomp's answer for a name it does not know; below it, a call the architecture lacks
@@ -198,13 +198,13 @@ def render(table: dict) -> str:
 
 
 @cache
-def for_sandbox(single_process: bool, use_cuda: bool) -> tuple[str | None, str]:
-    """The program for one sandbox, as hex for the launcher's configuration (None: no filter can be had here), and
-    the words the containment line uses for it."""
+def for_sandbox(single_process: bool, use_cuda: bool) -> tuple[bytes | None, str]:
+    """The program for one sandbox (None: no filter can be had here), and the words the containment line uses
+    for it."""
     kinds = frozenset(kind for kind, wanted in (("single_process", single_process), ("cpu_only", not use_cuda))
                       if wanted)
     try:
-        return compiled(kinds).hex(), f"seccomp policy (libseccomp {version()})"
+        return compiled(kinds), f"seccomp policy (libseccomp {version()})"
     except Unavailable as why:
         if not sys.platform.startswith("linux"):
             return None, str(why)
@@ -212,7 +212,7 @@ def for_sandbox(single_process: bool, use_cuda: bool) -> tuple[str | None, str]:
             program = seccomp_bpf.assemble(load_policy(), kinds, os.uname().machine)
         except seccomp_bpf.Inexpressible as missing:
             return None, f"no seccomp filter ({why}; {missing})"
-        return program.hex(), f"seccomp policy (assembled without libseccomp: {why})"
+        return program, f"seccomp policy (assembled without libseccomp: {why})"
 
 
 if __name__ == "__main__":
