@@ -53,24 +53,36 @@ class Confinement:
         return self.kind != "none"
 
 
+@dataclass(frozen=True)
+class Spec:
+    """What one sandbox is for: its memory and process limits, CUDA, a loopback for a ring, the folders it must not
+    show, and whether its programs are kept apart. `apart`: each program gets a /tmp of its own and, when the
+    grader is root, a uid of its own, so that the programs of one sandbox (the ranks of a ring) share nothing but
+    the network."""
+
+    memory_bytes: int
+    processes: int = 256
+    use_cuda: bool = False
+    loopback: bool = False
+    hide: tuple[Path, ...] = ()
+    apart: bool = False
+
+
 class Sandbox:
     """One sandbox: its programs share one mount view, PID and network namespace, and one set of limits."""
 
-    def __init__(self, confinement: Confinement, memory_bytes: int, processes: int = 256, use_cuda: bool = False,
-                 loopback: bool = False, hide: tuple[Path, ...] = (), apart: bool = False) -> None:
-        """`apart`: each program gets a /tmp of its own and, when the grader is root, a uid of its own, so that
-        the programs of one sandbox (the ranks of a ring) share nothing but the network."""
+    def __init__(self, confinement: Confinement, spec: Spec) -> None:
         self.confinement = confinement
-        self.memory_bytes = memory_bytes
-        self.processes = processes
-        self.use_cuda = use_cuda
-        self.loopback = loopback
-        self.hide = tuple(path.resolve() for path in hide)
+        self.memory_bytes = spec.memory_bytes
+        self.processes = spec.processes
+        self.use_cuda = spec.use_cuda
+        self.loopback = spec.loopback
+        self.hide = tuple(path.resolve() for path in spec.hide)
         self.kind, self.user = confinement.kind, confinement.user
         self.namespaces = confinement.namespaces
         self.folder = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         self.folder.chmod(0o711)  # the programs reach their own folders in it, and list nothing
-        self.apart = apart
+        self.apart = spec.apart
         self.loopback_counted: int | None = None
         self.exposed: dict[str, Path] = {}  # folder name inside -> the host folder of copies shown there
         self.shared: list[Path] = []         # folders every program may write (without namespaces)
