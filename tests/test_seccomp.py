@@ -1,4 +1,4 @@
-"""The learner processes' seccomp policy, compiled from its data by libseccomp, and the launcher's own fallback filter.
+"""The learner processes' seccomp policy, compiled from its data by libseccomp, or assembled from it without libseccomp.
 
 Each check runs in a child interpreter: a filter can never be taken off the process that installed it.
 """
@@ -13,7 +13,7 @@ import sys
 import pytest
 from conftest import REPO
 
-from grader.sandbox import seccomp
+from grader.sandbox import seccomp, seccomp_bpf
 
 # The child names system calls by their x86_64 numbers.
 pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86_64 system call numbers")
@@ -24,7 +24,7 @@ try:
 except seccomp.Unavailable as why:
     MISSING = str(why)
 
-# Runs in a child: installs the filter given (hex, or "builtin" / "builtin-single"), then tries each call.
+# Runs in a child: installs the filter given (hex), then tries each call.
 CHILD = r"""
 import ctypes, errno, json, os, socket, sys, threading
 sys.path.insert(0, sys.argv[1])
@@ -41,11 +41,7 @@ key_before = search()
 lockdown.join_fresh_keyring()
 key_after = search()
 libc.prctl(38, 1, 0, 0, 0)
-which = sys.argv[2]
-if which.startswith("builtin"):
-    lockdown.builtin_filter(which == "builtin-single")
-else:
-    lockdown.install_filter(bytes.fromhex(which))
+lockdown.install_filter(bytes.fromhex(sys.argv[2]))
 NR = {"keyctl": 250, "add_key": 248, "request_key": 249, "unshare": 272, "setns": 308, "ptrace": 101,
       "process_vm_readv": 310, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "mount": 165,
       "io_uring_setup": 425, "clone3": 435, "mremap": 25}
@@ -102,12 +98,18 @@ def test_a_single_process_starts_nothing_and_stores_nothing_outside_itself_but_t
     assert found["mremap"] != "EPERM"  # a CUDA sandbox's driver may need it; only cpu_only refuses it
 
 
-def test_the_fallback_filter_refuses_namespaces_keys_and_ptrace() -> None:
-    found = under("builtin")
+@pytest.mark.parametrize("kinds", [frozenset({"cpu_only"}), frozenset({"single_process", "cpu_only"})],
+                         ids=["cpu_only", "single_process"])
+def test_without_libseccomp_the_same_policy_refuses_the_same_calls(kinds) -> None:
+    """The program assembled from seccomp.json and syscalls.json (tests/test_seccomp_fallback.py): what the
+    launcher's own filter refused before it was derived, and everything else libseccomp's program refuses."""
+    found = under(seccomp_bpf.assemble(seccomp.load_policy(), kinds, "x86_64").hex())
     assert (found["unshare"], found["keyctl"], found["add_key"], found["ptrace"]) == ("EPERM",) * 4
-    assert (found["clone3"], found["thread"], found["fork"]) == ("ENOSYS", "ok", "ok")
-    single = under("builtin-single")
-    assert (single["fork"], single["socket"], single["pipe"], single["thread"]) == ("EPERM", "EPERM", "EPERM", "ok")
+    assert (found["clone3"], found["thread"], found["torch"]) == ("ENOSYS", "ok", 64.0 ** 3)
+    single = "single_process" in kinds
+    assert (found["fork"], found["socket"], found["pipe"]) == (("EPERM",) * 3 if single else ("ok",) * 3)
+    if not MISSING:
+        assert found == under(seccomp.compiled(kinds).hex())
 
 
 @pytest.mark.skipif(bool(MISSING), reason=MISSING or "libseccomp present")

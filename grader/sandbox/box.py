@@ -20,7 +20,8 @@ from pathlib import Path
 from grader import PACKAGE
 from grader.errors import UsageError
 from grader.files import RefusedFile, read_regular
-from grader.sandbox import cgroups, proctree, seccomp, view, zygote
+from grader.sandbox import cgroups, launch_config, proctree, seccomp, view, zygote
+from grader.sandbox.launch_config import LaunchConfig, ProgramConfig, Reach
 from grader.sandbox.policy import FILE_BYTES, TMP_BYTES
 
 BOOT = PACKAGE / "sandbox" / "boot.py"  # run by path: standard library only
@@ -52,24 +53,36 @@ class Confinement:
         return self.kind != "none"
 
 
+@dataclass(frozen=True)
+class Spec:
+    """What one sandbox is for: its memory and process limits, CUDA, a loopback for a ring, the folders it must not
+    show, and whether its programs are kept apart. `apart`: each program gets a /tmp of its own and, when the
+    grader is root, a uid of its own, so that the programs of one sandbox (the ranks of a ring) share nothing but
+    the network."""
+
+    memory_bytes: int
+    processes: int = 256
+    use_cuda: bool = False
+    loopback: bool = False
+    hide: tuple[Path, ...] = ()
+    apart: bool = False
+
+
 class Sandbox:
     """One sandbox: its programs share one mount view, PID and network namespace, and one set of limits."""
 
-    def __init__(self, confinement: Confinement, memory_bytes: int, processes: int = 256, use_cuda: bool = False,
-                 loopback: bool = False, hide: tuple[Path, ...] = (), apart: bool = False) -> None:
-        """`apart`: each program gets a /tmp of its own and, when the grader is root, a uid of its own, so that
-        the programs of one sandbox (the ranks of a ring) share nothing but the network."""
+    def __init__(self, confinement: Confinement, spec: Spec) -> None:
         self.confinement = confinement
-        self.memory_bytes = memory_bytes
-        self.processes = processes
-        self.use_cuda = use_cuda
-        self.loopback = loopback
-        self.hide = tuple(path.resolve() for path in hide)
+        self.memory_bytes = spec.memory_bytes
+        self.processes = spec.processes
+        self.use_cuda = spec.use_cuda
+        self.loopback = spec.loopback
+        self.hide = tuple(path.resolve() for path in spec.hide)
         self.kind, self.user = confinement.kind, confinement.user
         self.namespaces = confinement.namespaces
         self.folder = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         self.folder.chmod(0o711)  # the programs reach their own folders in it, and list nothing
-        self.apart = apart
+        self.apart = spec.apart
         self.loopback_counted: int | None = None
         self.exposed: dict[str, Path] = {}  # folder name inside -> the host folder of copies shown there
         self.shared: list[Path] = []         # folders every program may write (without namespaces)
@@ -126,32 +139,19 @@ class Sandbox:
         scratch = self._scratch()
         # Without namespaces a program's home and temporary files are in a folder of its own, not the host's /tmp.
         home = {} if self.namespaces else {"HOME": str(scratch), "TMPDIR": str(scratch)}
-        config = {
-            "parent": os.getpid(), "status_fd": status_write, "mode": self.kind,
-            "cgroups": self.group.procs_files, "user": self.user, "loopback": self.loopback,
-            "root": str(self._root()), "tmp_bytes": TMP_BYTES, "rlimits": self._rlimits(),
-            "address_space_above": self.memory_bytes,
-            "private_tmp": self.apart, "separate_users": self.apart, "single_process": self.single_process,
-            "seccomp": seccomp.for_sandbox(self.single_process, self.use_cuda)[0],
-            "programs": [{"argv": p.argv, "env": {**p.env, **home}, "cwd": p.cwd if self.namespaces else str(scratch),
-                          "entry": p.entry, "args": list(p.args), "name": zygote.ENTRIES.get(p.entry or "", ""),
-                          "fds": {str(target): source for target, source in p.fds.items()}}
-                         for p in programs],
-        }
         shown = view.build(self.hide, self.exposed, self.use_cuda)
-        if self.namespaces:
-            config.update(shown.for_boot())
-            if self.kind == "bubblewrap":
-                config["bwrap"] = [shutil.which("bwrap") or "bwrap", *shown.bwrap_args()]
-        elif self.confinement.landlock:
-            # The reach a mount view would give, on the host's own paths: read the system, Python, the grader and
-            # the learner's file; write only its own folders; no TCP but a ring's own.
-            # gloo lists /sys/class/net to find its interface: the ranks of a ring read /sys, nothing of the course.
-            config["landlock"] = {"read": sorted({source for source, _, _ in shown.binds} | {"/proc"}
-                                                 | {str(folder) for folder in self.exposed.values()}
-                                                 | ({"/sys"} if self.loopback else set())),
-                                  "write": [str(scratch), *map(str, self.shared)], "devices": shown.devices,
-                                  "network": self.loopback}
+        config = LaunchConfig(
+            parent=os.getpid(), status_fd=status_write, mode=self.kind, cgroups=tuple(self.group.procs_files),
+            user=self.user, separate_users=self.apart, private_tmp=self.apart, loopback=self.loopback,
+            mounts=shown.for_boot(str(self._root()), TMP_BYTES) if self.namespaces else None,
+            bwrap=(shutil.which("bwrap") or "bwrap", *shown.bwrap_args()) if self.kind == "bubblewrap" else None,
+            landlock=self._reach(shown, scratch) if not self.namespaces and self.confinement.landlock else None,
+            rlimits=self._rlimits(), address_space_above=self.memory_bytes,
+            seccomp=seccomp.for_sandbox(self.single_process, self.use_cuda)[0],
+            programs=tuple(ProgramConfig(argv=tuple(p.argv), env={**p.env, **home}, fds=dict(p.fds),
+                                         cwd=p.cwd if self.namespaces else str(scratch), entry=p.entry,
+                                         args=tuple(p.args), name=zygote.ENTRIES.get(p.entry or "", ""))
+                           for p in programs))
         forks = zygote.get() if self.kind != "bubblewrap" and all(p.entry for p in programs) \
             and diagnostics is None else None
         try:
@@ -164,11 +164,19 @@ class Sandbox:
                     pass  # a fresh launcher instead, exactly as without a zygote
             if self.launcher is None:
                 self.launcher = subprocess.Popen(
-                    [sys.executable, "-I", "-S", str(BOOT), json.dumps(config)], stdin=subprocess.DEVNULL,
+                    [sys.executable, "-I", "-S", str(BOOT), launch_config.encode(config)], stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL, stderr=diagnostics if diagnostics is not None else subprocess.DEVNULL,
                     pass_fds=tuple(passed), close_fds=True, start_new_session=True)
         finally:
             os.close(status_write)
+
+    def _reach(self, shown: view.View, scratch: Path) -> Reach:
+        """The reach a mount view would give, on the host's own paths: read the system, Python, the grader and the
+        learner's file; write only its own folders; no TCP but a ring's own. gloo lists /sys/class/net to find its
+        interface: the ranks of a ring read /sys, nothing of the course."""
+        read = {source for source, _, _ in shown.binds} | {"/proc"} | {str(folder) for folder in self.exposed.values()}
+        return Reach(read=tuple(sorted(read | ({"/sys"} if self.loopback else set()))),
+                     write=(str(scratch), *map(str, self.shared)), devices=tuple(shown.devices), network=self.loopback)
 
     def _root(self) -> Path:
         root = self.folder / "root"
@@ -205,7 +213,7 @@ class Sandbox:
         if (self.group is None or self.group.memory is None) and not self.use_cuda:
             # No memory cgroup: each process gets the limit on its address space (CUDA's reservations need more),
             # above what torch's import reserves: a CUDA build of torch maps gigabytes it never touches, even on
-            # the CPU. A program forked from the zygote counts from its own size then (grader/sandbox/boot.py).
+            # the CPU. A program forked from the zygote counts from its own size then (grader/sandbox/program.py).
             limits["AS"] = self.memory_bytes + _import_reserve()
         return limits
 

@@ -2,42 +2,74 @@
 
 Standard library only, as sandbox/boot.py, which runs these in each program's process (by path, or
 forked from the zygote); nothing here returns an error to learner code: a step that must hold and
-fails stops the program before anything of the learner's runs.
+fails stops the program before anything of the learner's runs. Every unit of the launcher makes its
+C-library calls through `call` and `prctl` here, and finds a system call's number with `syscall_number`
+(syscalls.json beside this file, written from libseccomp).
 """
+
+from __future__ import annotations
 
 import ctypes
 import errno
+import json
 import os
 import resource
 import sys
+from collections.abc import Iterable
 
-PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
-CLONE_THREAD, CLONE_NEWUSER = 0x00010000, 0x10000000
-RLIMITS = {"CORE": "RLIMIT_CORE", "FSIZE": "RLIMIT_FSIZE", "NPROC": "RLIMIT_NPROC", "AS": "RLIMIT_AS",
-           "NOFILE": "RLIMIT_NOFILE"}
-SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING = {"x86_64": 250, "aarch64": 219}, 1
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_SECCOMP = 1, 4, 15, 22
+PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, SECCOMP_MODE_FILTER = 36, 38, 2
+KEYCTL_JOIN_SESSION_KEYRING = 1
 SYS_LANDLOCK = (444, 445, 446)  # create_ruleset, add_rule, restrict_self: one number on every architecture
 LINUX = sys.platform.startswith("linux")
+NUMBERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "syscalls.json")
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
 
 
-def _call(result, what):
+def call(result: int, what: str) -> None:
+    """Raise OSError, naming `what`, where a C-library call returned other than 0."""
     if result != 0:
         number = ctypes.get_errno()
         raise OSError(number, f"{what}: {os.strerror(number)}")
 
 
-def set_limits(limits):
+def prctl(option: int, value: int) -> None:
+    """prctl(option, value), checked; elsewhere than Linux nothing (the launcher gives what it can there)."""
+    if LINUX:
+        call(libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
+
+
+def _numbers() -> dict[str, int | None] | None:
+    """This architecture's numbers from syscalls.json ({} for one it does not number); None if it cannot be read."""
+    try:
+        with open(NUMBERS, encoding="utf-8") as handle:
+            return json.load(handle)["arches"].get(os.uname().machine, {}).get("numbers", {})
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
+
+
+_NUMBERED = _numbers()  # read once, before any change of user (and once in the zygote, for every sandbox)
+
+
+def syscall_number(name: str) -> int | None:
+    """The number of system call `name` here; None on an architecture syscalls.json does not number."""
+    if _NUMBERED is None:
+        raise OSError(errno.ENOENT, f"{NUMBERS} cannot be read: the package is incomplete")
+    return _NUMBERED.get(name)
+
+
+def set_limits(limits: dict[str, int]) -> None:
+    """Each rlimit named (CORE, FSIZE, NPROC, AS, NOFILE: launch_config.RLIMITS) set to its value, soft and hard."""
     for name, value in limits.items():
         try:
-            resource.setrlimit(getattr(resource, RLIMITS[name]), (value, value))
+            resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (value, value))
         except (ValueError, OSError):
             pass
 
 
-def become(user):
+def become(user: int | None) -> None:
     """The sandbox's unprivileged uid, when the launcher is root."""
     if user is not None and os.geteuid() == 0:
         os.setgroups([])
@@ -45,27 +77,27 @@ def become(user):
         os.setresuid(user, user, user)
 
 
-def drop_capabilities():
+def drop_capabilities() -> None:
     """No capability at all, even where a program forked (not exec'd) from a launcher that holds some in the
     sandbox's user namespace (the grader not root): else it could remount the view's binds writable."""
     if not LINUX:
         return
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = (ctypes.c_uint32 * 6)()                 # effective, permitted, inheritable: twice 32 bits, all 0
-    _call(_libc.capset(header, data), "capset")
-    _call(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    call(libc.capset(header, data), "capset")
+    call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
-def join_fresh_keyring():
+def join_fresh_keyring() -> None:
     """A new anonymous session keyring: nothing of the staff's login session, inherited through fork, is
     possessed any more (keys are not namespaced). A kernel without keys (ENOSYS) or a container that already
     refuses keyctl (EPERM) leaves nothing to leave; the filter then refuses every key call."""
-    number = SYS_KEYCTL.get(os.uname().machine) if LINUX else None
+    number = syscall_number("keyctl") if LINUX else None
     if number is not None:
-        _libc.syscall(ctypes.c_long(number), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING), ctypes.c_void_p(None))
+        libc.syscall(ctypes.c_long(number), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING), ctypes.c_void_p(None))
 
 
-def install_filter(program):
+def install_filter(program: bytes) -> None:
     """A compiled seccomp program (sock_filter[] bytes, from sandbox/seccomp.py), installed as it came."""
     class Program(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
@@ -73,60 +105,8 @@ def install_filter(program):
     if not LINUX or len(program) % 8 or not 0 < len(program) <= 8 * 4096:
         raise OSError(errno.EINVAL, "the seccomp program is malformed")
     code = ctypes.create_string_buffer(program, len(program))
-    _call(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
+    call(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
                       ctypes.byref(Program(len(program) // 8, ctypes.cast(code, ctypes.c_void_p))), 0, 0), "seccomp")
-
-
-# The built-in filter, where no libseccomp compiled the policy: classic BPF over struct seccomp_data (nr at 0,
-# arch at 4, args[0]'s low half at 16), its jumps to labels resolved by `_assemble`.
-_LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
-_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
-# arch; unshare, clone, clone3, keyctl, add_key, request_key, ptrace; and what a single process may not make:
-# fork, vfork, socket, socketpair, pipe, pipe2, shmget, msgget, mq_open (aarch64 has no fork, vfork or pipe).
-_ARCHES = {"x86_64": (0xC000003E, 272, 56, 435, (250, 248, 249, 101), (57, 58, 41, 53, 22, 293, 29, 68, 240)),
-           "aarch64": (0xC00000B7, 97, 220, 435, (219, 217, 218, 117), (198, 199, 59, 194, 186, 180))}
-
-
-def builtin_filter(single):
-    """No namespace of the learner's own (unshare, clone with CLONE_NEWUSER: EPERM), no keyring, no ptrace;
-    clone3 ENOSYS (glibc then uses clone); with `single`, no new process, socket, pipe or System V store."""
-    machine = os.uname().machine
-    if not LINUX or machine not in _ARCHES:
-        return
-    arch, unshare, clone, clone3, refused, single_refused = _ARCHES[machine]
-    program = [(_LD, None, None, 4), (_JEQ, None, "enosys", arch),
-               (_LD, None, None, 0), (_JGE, "enosys", None, 0x40000000),  # x32's numbers on x86_64
-               (_JEQ, "enosys", None, clone3), (_JEQ, "eperm", None, unshare)]
-    program += [(_JEQ, "eperm", None, number) for number in (*refused, *(single_refused if single else ()))]
-    program += [(_JEQ, None, "allow", clone), (_LD, None, None, 16), (_JSET, "eperm", None, CLONE_NEWUSER)]
-    if single:
-        program += [(_JSET, "allow", "eperm", CLONE_THREAD)]
-    program += [("label", "allow"), (_RET, None, None, _ALLOW), ("label", "eperm"),
-                (_RET, None, None, _ERRNO | errno.EPERM), ("label", "enosys"), (_RET, None, None, _ERRNO | errno.ENOSYS)]
-
-    class Instruction(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
-
-    body = _assemble(program)
-    raw = b"".join(bytes(Instruction(*item)) for item in body)
-    install_filter(raw)
-
-
-def _assemble(program):
-    """Instructions whose jumps name labels -> (code, jt, jf, k) with jumps counted from the next instruction."""
-    positions, body = {}, []
-    for item in program:
-        if item[0] == "label":
-            positions[item[1]] = len(body)
-        else:
-            body.append(item)
-    resolved = []
-    for index, (code, jt, jf, k) in enumerate(body):
-        offset = lambda label: 0 if label is None else positions[label] - index - 1  # noqa: E731
-        resolved.append((code, offset(jt), offset(jf), k))
-    if not all(0 <= jt < 256 and 0 <= jf < 256 for _, jt, jf, _ in resolved):
-        raise OSError(errno.EINVAL, "the built-in seccomp filter does not assemble")
-    return resolved
 
 
 # Landlock: what the program may reach on the file system, the network and by signal, where no mount namespace
@@ -138,15 +118,15 @@ _NET_TCP = (1 << 0) | (1 << 1)  # bind and connect (ABI 4)
 _SCOPES = (1 << 0) | (1 << 1)  # abstract unix sockets and signals outside the domain (ABI 6)
 
 
-def landlock_abi():
+def landlock_abi() -> int:
     """The kernel's Landlock ABI version; 0 where there is none (or a container's filter refuses it)."""
     if not LINUX:
         return 0
-    found = _libc.syscall(ctypes.c_long(SYS_LANDLOCK[0]), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    found = libc.syscall(ctypes.c_long(SYS_LANDLOCK[0]), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
     return max(int(found), 0)
 
 
-def landlock(read, write, devices, network):
+def landlock(read: Iterable[str], write: Iterable[str], devices: Iterable[str], network: bool) -> None:
     """Restrict this process to reading `read`, writing in `write` (its own folders) and `devices`, and, unless
     `network`, no TCP at all; signals and abstract sockets stay within the sandbox. Raises if it cannot hold."""
     abi = landlock_abi()
@@ -156,7 +136,7 @@ def landlock(read, write, devices, network):
     fields = [fs, 0 if network or abi < 4 else _NET_TCP, _SCOPES if abi >= 6 else 0]
     attribute = (ctypes.c_uint64 * 3)(*fields)
     size = 8 * (3 if abi >= 6 else 2 if abi >= 4 else 1)
-    ruleset = _libc.syscall(ctypes.c_long(SYS_LANDLOCK[0]), ctypes.byref(attribute), ctypes.c_size_t(size),
+    ruleset = libc.syscall(ctypes.c_long(SYS_LANDLOCK[0]), ctypes.byref(attribute), ctypes.c_size_t(size),
                             ctypes.c_uint32(0))
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
@@ -164,13 +144,13 @@ def landlock(read, write, devices, network):
         for paths, rights in ((read, _READ), (write, fs), (devices, _READ | _DEVICE_WRITE)):
             for path in paths:
                 _allow(int(ruleset), path, rights & fs)
-        _call(_libc.syscall(ctypes.c_long(SYS_LANDLOCK[2]), ctypes.c_int(ruleset), ctypes.c_uint32(0)),
+        call(libc.syscall(ctypes.c_long(SYS_LANDLOCK[2]), ctypes.c_int(ruleset), ctypes.c_uint32(0)),
               "landlock_restrict_self")
     finally:
         os.close(ruleset)
 
 
-def _allow(ruleset, path, rights):
+def _allow(ruleset: int, path: str, rights: int) -> None:
     try:
         descriptor = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
@@ -180,7 +160,7 @@ def _allow(ruleset, path, rights):
             rights &= (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15)  # a file takes file rights only
         # struct landlock_path_beneath_attr, packed: __u64 allowed_access; __s32 parent_fd.
         attribute = ctypes.create_string_buffer(rights.to_bytes(8, sys.byteorder) + descriptor.to_bytes(4, sys.byteorder, signed=True))
-        _call(_libc.syscall(ctypes.c_long(SYS_LANDLOCK[1]), ctypes.c_int(ruleset), ctypes.c_int(1), attribute,
+        call(libc.syscall(ctypes.c_long(SYS_LANDLOCK[1]), ctypes.c_int(ruleset), ctypes.c_int(1), attribute,
                             ctypes.c_uint32(0)), f"landlock rule for {path}")
     finally:
         os.close(descriptor)

@@ -29,7 +29,7 @@ from functools import cache
 from pathlib import Path
 
 from grader.sandbox import cgroups, lockdown, seccomp
-from grader.sandbox.box import Confinement, Program, Sandbox
+from grader.sandbox.box import Confinement, Program, Sandbox, Spec
 from grader.sandbox.policy import base_env
 
 SETTING = "GRADER_SANDBOX"   # auto (default), bubblewrap, namespaces, or off (unconfined: for debugging only)
@@ -67,8 +67,8 @@ def support() -> Support:
 
 
 def open_sandbox(memory_bytes: int, **options: object) -> Sandbox:
-    """A sandbox confined as this machine allows (options as Sandbox takes them)."""
-    return Sandbox(support().confinement, memory_bytes, **options)
+    """A sandbox confined as this machine allows (options as box.Spec takes them)."""
+    return Sandbox(support().confinement, Spec(memory_bytes, **options))
 
 
 def sandboxes_apart() -> bool:
@@ -131,7 +131,7 @@ def _sandbox_user() -> int:
 
 def _probe(kind: str, user: int | None) -> str | None:
     """None when a sandbox of this kind runs the grader's Python; else what went wrong."""
-    sandbox = Sandbox(Confinement(kind, user), memory_bytes=512 << 20, processes=16)
+    sandbox = Sandbox(Confinement(kind, user), Spec(512 << 20, processes=16))
     read, write = os.pipe()
     try:
         sandbox.start([Program([sys.executable, "-I", "-S", "-c", "pass"], base_env(), {1: write, 2: write})], write)

@@ -3,8 +3,9 @@
 The grader's own process compiles the policy, once per kind of sandbox, through libseccomp's C API
 (ctypes: seccomp_init, seccomp_rule_add_array, seccomp_export_bpf) and hands the classic-BPF program
 to the launcher as bytes; the launcher (sandbox/boot.py, standard library only, run by path) installs
-them as they came. Where libseccomp is absent (a minimal image) the launcher keeps a small built-in
-filter of its own, and the containment line says so; macOS has no seccomp at all.
+them as they came. Where libseccomp is absent (a minimal image) the same policy is assembled by
+sandbox/seccomp_bpf.py from syscalls.json, the numbers libseccomp gives every name the policy uses,
+written by `python -m grader.sandbox.seccomp`; the containment line says which. macOS has no seccomp.
 """
 
 from __future__ import annotations
@@ -18,10 +19,15 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from grader.sandbox import seccomp_bpf
+
 POLICY = Path(__file__).with_name("seccomp.json")
 KINDS = ("single_process", "cpu_only")  # what an entry's `when` may name
-ALLOW, KILL_PROCESS, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
+ARCHES = ("x86_64", "aarch64")  # those syscalls.json numbers, for the program assembled without libseccomp
+# Called by number by the launcher (sandbox/lockdown.py, sandbox/mounts.py): numbered in syscalls.json too.
+LAUNCHER_CALLS = ("keyctl", "pivot_root", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self")
 SCMP_FLTATR_ACT_BADARCH, SCMP_FLTATR_CTL_NNP = 2, 3
+NR_SCMP_ERROR = -1  # libseccomp's answer for a name it does not know; below it, a call the architecture lacks
 OPS = {"SCMP_CMP_NE": 1, "SCMP_CMP_LT": 2, "SCMP_CMP_LE": 3, "SCMP_CMP_EQ": 4, "SCMP_CMP_GE": 5, "SCMP_CMP_GT": 6,
        "SCMP_CMP_MASKED_EQ": 7}
 MASKED_NE = "SCMP_CMP_MASKED_NE"  # (arg & value) != 0: libseccomp has no such test; one rule per bit of `value`
@@ -50,6 +56,11 @@ def _library() -> ctypes.CDLL:
         "seccomp_release": ([ctypes.c_void_p], None),
         "seccomp_attr_set": ([ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32], ctypes.c_int),
         "seccomp_syscall_resolve_name": ([ctypes.c_char_p], ctypes.c_int),
+        "seccomp_syscall_resolve_name_arch": ([ctypes.c_uint32, ctypes.c_char_p], ctypes.c_int),
+        "seccomp_arch_resolve_name": ([ctypes.c_char_p], ctypes.c_uint32),
+        "seccomp_arch_native": ([], ctypes.c_uint32),
+        "seccomp_arch_add": ([ctypes.c_void_p, ctypes.c_uint32], ctypes.c_int),
+        "seccomp_arch_remove": ([ctypes.c_void_p, ctypes.c_uint32], ctypes.c_int),
         "seccomp_rule_add_array": ([ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
                                     ctypes.POINTER(_ArgCmp)], ctypes.c_int),
         "seccomp_export_bpf": ([ctypes.c_void_p, ctypes.c_int], ctypes.c_int),
@@ -86,11 +97,6 @@ def load_policy(path: Path = POLICY) -> dict:
     return policy
 
 
-def _action(name: str, number: int | None) -> int:
-    return {"SCMP_ACT_ALLOW": ALLOW, "SCMP_ACT_KILL_PROCESS": KILL_PROCESS}.get(
-        name, ERRNO | ((errno.EPERM if number is None else number) & 0xFFFF))
-
-
 def _tests(entry: dict) -> list[list[_ArgCmp]]:
     """The entry's argument tests as libseccomp rules: a masked-not-equal test becomes one rule per bit."""
     rules: list[list[_ArgCmp]] = [[]]
@@ -111,21 +117,25 @@ def _check(result: int, what: str) -> None:
 
 
 @cache
-def compiled(kinds: frozenset[str] = frozenset(), path: Path = POLICY) -> bytes:
-    """The policy for a sandbox of these kinds, as a classic-BPF program for this machine (sock_filter[])."""
+def compiled(kinds: frozenset[str] = frozenset(), path: Path = POLICY, arch: str | None = None) -> bytes:
+    """The policy for a sandbox of these kinds, as a classic-BPF program (sock_filter[]) for this machine or `arch`."""
     lib = _library()
     policy = load_policy(path)
-    context = lib.seccomp_init(_action(policy["defaultAction"], policy.get("defaultErrnoRet")))
+    context = lib.seccomp_init(seccomp_bpf.action(policy["defaultAction"], policy.get("defaultErrnoRet")))
     if not context:
         raise OSError(errno.ENOMEM, "libseccomp: seccomp_init failed")
     try:
-        _check(lib.seccomp_attr_set(context, SCMP_FLTATR_ACT_BADARCH,
-                                    _action(policy["badArchAction"], policy.get("badArchErrnoRet"))), "bad arch")
+        if arch is not None and _arch_token(lib, arch) != lib.seccomp_arch_native():
+            # Another architecture's program (tests compare it): the rules still name native numbers, translated.
+            _check(lib.seccomp_arch_add(context, _arch_token(lib, arch)), f"add {arch}")
+            _check(lib.seccomp_arch_remove(context, lib.seccomp_arch_native()), "remove the native architecture")
+        bad_arch = seccomp_bpf.action(policy["badArchAction"], policy.get("badArchErrnoRet"))
+        _check(lib.seccomp_attr_set(context, SCMP_FLTATR_ACT_BADARCH, bad_arch), "bad arch")
         _check(lib.seccomp_attr_set(context, SCMP_FLTATR_CTL_NNP, 0), "no_new_privs")  # the launcher sets it
         for entry in policy["syscalls"]:
             if entry.get("when") not in (None, *kinds):
                 continue
-            action = _action(entry["action"], entry.get("errnoRet"))
+            action = seccomp_bpf.action(entry["action"], entry.get("errnoRet"))
             for name in entry["names"]:
                 number = lib.seccomp_syscall_resolve_name(name.encode())
                 if number == -1:
@@ -155,14 +165,55 @@ def _export(lib: ctypes.CDLL, context: int) -> bytes:
         os.close(descriptor)
 
 
-def for_sandbox(single_process: bool, use_cuda: bool) -> tuple[str | None, str]:
-    """The program for one sandbox, as hex for the launcher's configuration (None: the launcher's own minimal
-    filter), and the words the containment line uses for it."""
+def _arch_token(lib: ctypes.CDLL, arch: str) -> int:
+    token = lib.seccomp_arch_resolve_name(arch.encode())
+    if not token:
+        raise Unavailable(f"libseccomp {version()} knows no architecture {arch}")
+    return token
+
+
+def number_table(path: Path = POLICY) -> dict:
+    """syscalls.json as libseccomp gives it: per architecture, its audit token and the number of every call the
+    policy names or the launcher makes (None where the architecture has no such call)."""
+    lib = _library()
+    names = sorted({name for entry in load_policy(path)["syscalls"] for name in entry["names"]} | {*LAUNCHER_CALLS})
+    arches = {}
+    for arch in ARCHES:
+        token = _arch_token(lib, arch)
+        found = {name: lib.seccomp_syscall_resolve_name_arch(token, name.encode()) for name in names}
+        unknown = [name for name, number in found.items() if number == NR_SCMP_ERROR]
+        if unknown:
+            raise Unavailable(f"libseccomp {version()} does not know {', '.join(unknown)}")
+        arches[arch] = {"audit_arch": token,
+                        "numbers": {name: number if number >= 0 else None for name, number in found.items()}}
+    return {"comment": f"Written by `python -m grader.sandbox.seccomp` from libseccomp's numbers: the system calls "
+                       f"{path.name} names and the launcher makes, per architecture (null: it has no such call). "
+                       f"Read where libseccomp is absent (grader/sandbox/seccomp_bpf.py); do not edit.",
+            "arches": arches}
+
+
+def render(table: dict) -> str:
+    """The table as syscalls.json holds it, byte for byte."""
+    return json.dumps(table, indent=1, sort_keys=True) + "\n"
+
+
+@cache
+def for_sandbox(single_process: bool, use_cuda: bool) -> tuple[bytes | None, str]:
+    """The program for one sandbox (None: no filter can be had here), and the words the containment line uses
+    for it."""
     kinds = frozenset(kind for kind, wanted in (("single_process", single_process), ("cpu_only", not use_cuda))
                       if wanted)
     try:
-        return compiled(kinds).hex(), f"seccomp policy (libseccomp {version()})"
+        return compiled(kinds), f"seccomp policy (libseccomp {version()})"
     except Unavailable as why:
         if not sys.platform.startswith("linux"):
             return None, str(why)
-        return None, f"minimal seccomp filter ({why})"
+        try:
+            program = seccomp_bpf.assemble(load_policy(), kinds, os.uname().machine)
+        except seccomp_bpf.Inexpressible as missing:
+            return None, f"no seccomp filter ({why}; {missing})"
+        return program, f"seccomp policy (assembled without libseccomp: {why})"
+
+
+if __name__ == "__main__":
+    seccomp_bpf.NUMBERS.write_text(render(number_table()), encoding="utf-8")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import PACKAGE
+from grader.sandbox.launch_config import Bind, Mounts, Symlink
 
 SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
@@ -28,10 +29,10 @@ class View:
     symlinks: list[tuple[str, str]] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)
 
-    def for_boot(self) -> dict:
-        """The part of the launcher's configuration that builds this view."""
-        return {"binds": [list(bind) for bind in self.binds], "symlinks": [list(link) for link in self.symlinks],
-                "devices": list(self.devices)}
+    def for_boot(self, root: str, tmp_bytes: int) -> Mounts:
+        """The part of the launcher's configuration that builds this view, on a tmpfs at the host folder `root`."""
+        return Mounts(root, tmp_bytes, tuple(Bind(*bind) for bind in self.binds),
+                      tuple(Symlink(*link) for link in self.symlinks), tuple(self.devices))
 
     def bwrap_args(self) -> list[str]:
         """The same view as bubblewrap options."""

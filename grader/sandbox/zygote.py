@@ -11,6 +11,7 @@ place of exec. It dies with the grader (PR_SET_PDEATHSIG), and its children with
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import importlib
 import os
@@ -23,6 +24,8 @@ import time
 from typing import Any, Iterator
 
 from grader.channel import wire
+from grader.sandbox import launch_config
+from grader.sandbox.launch_config import LaunchConfig
 from grader.sandbox.policy import base_env, module_command
 
 # What a forked program may run (the grader's own entry points), and the name `ps` shows it by (15 characters
@@ -56,12 +59,12 @@ class Zygote:
                 self.ready = False
         return self.ready
 
-    def spawn(self, config: dict[str, Any], fds: list[int]) -> int:
+    def spawn(self, config: LaunchConfig, fds: list[int]) -> int:
         """Fork a sandbox from the zygote: its launcher's pid (the zygote's child, reaped by the zygote)."""
+        request = {"kind": "spawn", "config": launch_config.encode(config), "fds": fds}
         with self._lock:
             try:
-                wire.send_with_fds(self._socket, wire.encode({"kind": "spawn", "config": config, "fds": fds}), fds,
-                                   time.monotonic() + 10)
+                wire.send_with_fds(self._socket, wire.encode(request), fds, time.monotonic() + 10)
                 body, _ = self._reader.read(time.monotonic() + 10)
             except (wire.ChannelClosed, wire.ChannelTimeout, wire.BadMessage, OSError) as error:
                 # Its replies may no longer match its requests: never asked again, and killed with anything
@@ -159,12 +162,12 @@ def _reap(signum: int, frame: Any) -> None:
 
 def main(fd: int, parent: int) -> None:
     """Import torch and the entry points once; then fork a sandbox for each request, until the grader goes."""
-    from grader.sandbox import boot
+    from grader.sandbox import boot, lockdown
 
-    boot._prctl(boot.PR_SET_PDEATHSIG, signal.SIGKILL)
+    lockdown.prctl(lockdown.PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(0)
-    boot._prctl(boot.PR_SET_DUMPABLE, 0)
+    lockdown.prctl(lockdown.PR_SET_DUMPABLE, 0)
     # No collection here, and everything imported frozen out of the children's: a collection in a child
     # would otherwise write to every inherited object and copy its page, which the learner's memory
     # would be charged for (Python's documentation on gc.freeze gives the recipe).
@@ -190,9 +193,13 @@ def main(fd: int, parent: int) -> None:
                 os.close(number)
             wire.write_message(fd, {"kind": "refused"})
             continue
-        config = _renumbered(body["config"], body["fds"], received)
-        config["parent"] = os.getpid()
-        config["preloaded"] = True
+        try:
+            config = _renumbered(launch_config.decode(body["config"]), body["fds"], received)
+        except (launch_config.ConfigError, KeyError):  # not of the schema, or a descriptor it was not handed
+            for number in received:
+                os.close(number)
+            wire.write_message(fd, {"kind": "refused"})
+            continue
         pid = os.fork()
         if pid == 0:
             gc.enable()
@@ -205,14 +212,14 @@ def main(fd: int, parent: int) -> None:
         wire.write_message(fd, {"kind": "spawned", "pid": pid})
 
 
-def _renumbered(config: dict[str, Any], theirs: list[int], ours: list[int]) -> dict[str, Any]:
-    """The configuration with the grader's descriptor numbers replaced by the ones they arrived as here."""
+def _renumbered(config: LaunchConfig, theirs: list[int], ours: list[int]) -> LaunchConfig:
+    """The configuration with the grader's descriptor numbers replaced by the ones they arrived as here, for a
+    launcher that is this process's child, with the entry points imported."""
     mapping = dict(zip(theirs, ours))
-    config = dict(config)
-    config["status_fd"] = mapping[config["status_fd"]]
-    config["programs"] = [{**program, "fds": {target: mapping[source] for target, source in program["fds"].items()}}
-                          for program in config["programs"]]
-    return config
+    programs = tuple(dataclasses.replace(each, fds={target: mapping[source] for target, source in each.fds.items()})
+                     for each in config.programs)
+    return dataclasses.replace(config, status_fd=mapping[config.status_fd], programs=programs, parent=os.getpid(),
+                               preloaded=True)
 
 
 if __name__ == "__main__":
