@@ -96,6 +96,7 @@ def test_to_json(number: int, result: CaseResult, weight: float = 1.0) -> dict[s
             "case": result.name, "outcome": result.outcome.value, "suite": result.suite, "device": result.device,
             "function": result.function, "message": result.message, "diagnosis": diagnosis,
             "required": result.required, "points": result.points,
+            **({"not_run": result.not_run} if result.not_run else {}),
             # Suite-specific numbers, such as a group suite's per-rank table under "table".
             **({"extra": result.extra} if result.extra else {}),
         },
