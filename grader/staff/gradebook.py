@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from grader.errors import UsageError
 from grader.files import write_atomic
@@ -15,6 +14,7 @@ from grader.report.cohort_html import render_html
 from grader.report.cohort_roster import max_score, roster_csv, roster_section
 from grader.report.feedback import write_feedback, write_learner_feedback
 from grader.report.similarity_report import similar_to, similarity_csv
+from grader.results import file
 from grader.results.cohort import (
     NOT_GRADED,
     RESULTS,
@@ -102,17 +102,20 @@ def results_path(out: Path, submission_id: str) -> Path:
     return out / RESULTS / f"{submission_id}.json"
 
 
-def write_result(out: Path, submission_id: str, data: dict[str, Any]) -> None:
-    write_atomic(results_path(out, submission_id), json.dumps(data, indent=2) + "\n")
+def write_result(out: Path, submission_id: str, results: file.ResultsFile) -> None:
+    write_atomic(results_path(out, submission_id), file.encode(results))
 
 
 def read_key(path: Path) -> str:
-    """The key a results file was graded under; '' when it has none or cannot be read (then it is graded again)."""
+    """The key a results file was graded under; '' when it has none or cannot be read (then it is graded again).
+    A UsageError for one a newer grader wrote: this one must not grade over it."""
     try:
-        key = json.loads(path.read_text(encoding="utf-8"))["extra_data"]["submission"]["key"]
-        return key if isinstance(key, str) else ""
-    except (OSError, ValueError, KeyError, TypeError):
+        about = file.read(path).extra_data.submission
+    except file.NewerFormat as error:
+        raise UsageError(f"{path}: {error}") from None
+    except (OSError, ValueError):
         return ""
+    return about.key if about is not None else ""
 
 
 def write_gradebook(out: Path, entries: list[Entry], exercise: str = "", roster: Roster | None = None
