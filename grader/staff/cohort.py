@@ -21,6 +21,7 @@ from grader.course import trust
 from grader.course.exercise import Exercise
 from grader.errors import UsageError
 from grader.files import RefusedFile
+from grader.results.book import ShardFile
 from grader.results.cohort import (
     EXTRA_TIME,
     NOT_GRADED,
@@ -159,8 +160,10 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
     summary, rows, unmatched = gradebook.write_gradebook(out, entries, exercise.name, roster)
     retry = gradebook.to_retry(entries)
     cohort, size = _cohort(out, submissions, options)
-    write_record(out, exercise.name, settings, options.shard, sorted(held), cohort, size,
-                 summary.statuses.get(NOT_GRADED, 0), retry)
+    k, n = options.shard
+    write_record(out, ShardFile(exercise=exercise.name, settings=settings, shard=f"{k}/{n}", submissions=sorted(held),
+                                cohort=cohort, cohort_size=size, not_graded=summary.statuses.get(NOT_GRADED, 0),
+                                to_retry=retry))
     return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others, rows, unmatched, retry)
 
 
