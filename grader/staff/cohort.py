@@ -21,6 +21,7 @@ from grader.course import trust
 from grader.course.exercise import Exercise
 from grader.errors import UsageError
 from grader.files import RefusedFile
+from grader.results.archive import ArchiveError
 from grader.results.book import ShardFile
 from grader.results.cohort import (
     EXTRA_TIME,
@@ -33,7 +34,6 @@ from grader.results.cohort import (
 from grader.results.file import ResultsFile, SubmissionRecord
 from grader.results.from_report import not_graded_file
 from grader.staff import gradebook
-from grader.staff.archive import ArchiveError
 from grader.staff.fingerprints import fingerprints, given_code
 from grader.staff.intake import Submission, find_submissions, read_graded, submitted_at
 from grader.staff.pool import Job, grade_all
