@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURES, REPO, own_processes, survivors
 
 from grader.errors import ConfigError, UsageError
-from grader.grading.budget import GIVE_UP_AFTER, NOT_RUN, WALL_ALLOWANCE, WALL_FACTOR, Budget
+from grader.grading.budget import GIVE_UP_AFTER, WALL_ALLOWANCE, WALL_FACTOR, Budget
 from grader.grading.pipeline import grade
 from grader.results import CaseResult, Outcome
 
@@ -47,8 +47,8 @@ def test_after_a_few_timeouts_the_function_is_given_up_on_and_nothing_passes(loo
     ring = [result for result in report.results if result.function == "ring_attention"]
     assert [result.outcome for result in ring] == [Outcome.TIMED_OUT] * RING_CASES
     ran, skipped = ring[:GIVE_UP_AFTER], ring[GIVE_UP_AFTER:]
-    assert all(NOT_RUN not in result.extra and "within the" in result.message for result in ran)
-    assert all(result.extra[NOT_RUN] == "timeouts" for result in skipped)
+    assert all(not result.not_run and "within the" in result.message for result in ran)
+    assert all(result.not_run == "timeouts" for result in skipped)
     assert all(result.message.startswith("not run: ring_attention already timed out on 3 cases (ring-0, ring-1, "
                                          "ring-2)") for result in skipped)
     # Another function is not given up on: its case runs, and passes.
@@ -64,9 +64,9 @@ def test_a_used_up_budget_leaves_every_remaining_case_timed_out_and_says_so(exer
     # The budget is the CPU the learner's code used: the first case runs, and uses it up.
     report = grade(exercise, exercise.solution, "run", "cpu", time_budget=0.001)
     first, *rest = report.results
-    assert first.passed and first.cpu_seconds > 0.001 and NOT_RUN not in first.extra
+    assert first.passed and first.cpu_seconds > 0.001 and not first.not_run
     assert rest and all(result.outcome is Outcome.TIMED_OUT for result in rest)
-    assert all(result.extra[NOT_RUN] == "budget" for result in rest)
+    assert all(result.not_run == "budget" for result in rest)
     assert "the time budget of 0.001 s of CPU for the whole command was used up" in rest[0].message
     assert report.passed == 1
     assert any("time budget of 0.001 s" in note for note in report.notes)
@@ -76,13 +76,13 @@ def test_the_ring_suite_keeps_to_the_budget_too(exercise) -> None:
     # Its ranks are never started: with the budget gone, each ring case is reported without running.
     report = grade(exercise, exercise.solution, "run", "cpu", group=("ring", 2), time_budget=0.001)
     ring = [result for result in report.results if result.function == "distributed_ring"]
-    assert ring and all(result.extra.get(NOT_RUN) == "budget" for result in ring)
+    assert ring and all(result.not_run == "budget" for result in ring)
 
 
 def test_a_generous_budget_changes_nothing(exercise) -> None:
     report = grade(exercise, exercise.solution, "run", "cpu", time_budget=600)
     assert report.results and report.failed == 0
-    assert not any(NOT_RUN in result.extra for result in report.results)
+    assert not any(result.not_run for result in report.results)
     assert not any("not run" in note for note in report.notes)
 
 
@@ -117,7 +117,7 @@ def test_a_function_that_keeps_running_out_of_memory_is_given_up_on_after_three(
         budget.count(CaseResult(case.name, "hidden", "stats", "cpu", Outcome.OUT_OF_MEMORY))
     assert "already ran out of memory on 3 cases" in budget.refusal(cases[3])
     result = budget.not_run(cases[3], "cpu", budget.refusal(cases[3]))
-    assert result.outcome is Outcome.OUT_OF_MEMORY and result.extra[NOT_RUN] == "memory"
+    assert result.outcome is Outcome.OUT_OF_MEMORY and result.not_run == "memory"
     assert any("run out of memory 3 times" in note for note in budget.notes())
 
 

@@ -23,7 +23,7 @@ from conftest import REPO, SUBMISSIONS, make_course, ring_exercise
 
 from grader.cli import main
 from grader.course import mistakes
-from grader.staff import archive
+from grader.results import archive
 
 EXERCISES = ("07-ring-attention", "01-stable-softmax")
 HAND_IN = "upload the zip to the course site under Submissions"
@@ -385,8 +385,8 @@ def test_submit_writes_an_archive_that_verifies(exported, bundle) -> None:
     assert lines[-1].startswith(f"Wrote submissions/{archives[0].name} ") and lines[-1].endswith(f"{HAND_IN}.")
     kept = archive.read_submission(archives[0], name)
     assert kept.files == {"ring_attention.py": solution} and kept.exercise == name
-    assert kept.manifest["files"][0]["sha256"] == hashlib.sha256(solution).hexdigest()
-    assert kept.manifest["content_sha256"] == archive.content_hash(kept.files)
+    assert kept.manifest.files[0].sha256 == hashlib.sha256(solution).hexdigest()
+    assert kept.manifest.content_sha256 == archive.content_hash(kept.files)
     again = in_bundle(bundle, "submit", name, "--device", "cpu")
     assert again.returncode == 0 and len(list((bundle / "submissions").glob("*.zip"))) == 2
 

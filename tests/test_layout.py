@@ -24,6 +24,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"api", "__main__", "notebook"}),
 )
 MAX_TOP_MODULES = 8
+# The views know the results model and the base alone: never the engine, the course or the sandbox.
+VIEWS = "report"
+VIEWS_SEE = frozenset({VIEWS, "results"}) | LAYERS[0]
 
 
 def module_name(path: Path, package: Path) -> str:
@@ -67,6 +70,12 @@ def upward(graph: dict[str, set[str]]) -> list[str]:
     return wrong
 
 
+def beyond_the_views(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a view module that reaches past the results model and the base."""
+    return [f"{module} imports {target}" for module, targets in sorted(graph.items()) if part(module) == VIEWS
+            for target in sorted(targets) if part(target) not in VIEWS_SEE]
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected groups of more than one module (Tarjan)."""
     index: dict[str, int] = {}
@@ -106,6 +115,18 @@ def test_every_part_of_the_package_has_a_layer() -> None:
 
 def test_no_import_runs_upward_or_sideways_across_the_layers() -> None:
     assert upward(imports(PACKAGE)) == []
+
+
+def test_the_views_import_only_the_results_model_and_the_base() -> None:
+    assert beyond_the_views(imports(PACKAGE)) == []
+
+
+def test_the_view_rule_catches_an_import_of_the_engine() -> None:
+    graph = {"grader.report.terminal": {"grader.grading.budget", "grader.results", "grader.inert"},
+             "grader.report.summary": {"grader.report.layout", "grader.results.file"},
+             "grader.report.layout": {"grader.course.exercise"}}
+    assert beyond_the_views(graph) == ["grader.report.layout imports grader.course.exercise",
+                                       "grader.report.terminal imports grader.grading.budget"]
 
 
 def test_no_two_modules_import_each_other_even_through_others() -> None:

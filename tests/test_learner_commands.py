@@ -142,6 +142,8 @@ def test_reset_with_yes_or_a_name_does_not_ask(two, capsys) -> None:
 
 def test_a_corrupt_state_is_rebuilt_from_the_kept_submissions(scale_course, capsys) -> None:
     from grader.learner.history import standing
+    from grader.results.learner_state import ExerciseState
+    from grader.results.typed import from_json
 
     stub_file = scale_course / "exercises" / "02-scale" / "scale.py"
     stub_file.write_text(RIGHT)
@@ -160,7 +162,7 @@ def test_a_corrupt_state_is_rebuilt_from_the_kept_submissions(scale_course, caps
                          "accepted); hints opened are counted from 0 again")
     assert lines[-1].endswith("(accepted; latest submission: 4 of 4 failed)")
     after = json.loads(state.read_text())["exercises"]["02-scale"]
-    assert standing(after) == standing(before)
+    assert standing(from_json(ExerciseState, after)) == standing(from_json(ExerciseState, before))
     assert [(r["number"], r["status"], r["source"]) for r in after["submissions"]] == \
         [(r["number"], r["status"], r["source"]) for r in before["submissions"]]
     assert run(capsys, "restore", "1")[0] == 0 and stub_file.read_text() == RIGHT

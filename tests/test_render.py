@@ -296,13 +296,11 @@ def test_grading_announces_its_plan_before_the_first_result_and_marks_cases_a_lo
 
 
 def test_cases_the_time_budget_kept_from_running_are_counted_once_not_listed() -> None:
-    from grader.grading.budget import NOT_RUN
-
     reason = "not run: ring_attention already timed out on 3 cases (a, b, c); its other cases would most likely time out too"
     results = [case(name, "ring_attention", Outcome.TIMED_OUT, "hidden", message="did not finish within the 10 s limit")
                for name in "abc"]
     results += [case(f"left-{n}", "ring_attention", Outcome.TIMED_OUT, "hidden", message=reason,
-                     extra={NOT_RUN: "timeouts"}) for n in range(40)]
+                     not_run="timeouts") for n in range(40)]
     note = "40 cases were not run: ring_attention had already timed out 3 times."
     out = graded("submit", results, notes=[note])
     # The three timeouts say the same: the first in full, the others named under it.

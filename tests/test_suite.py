@@ -40,8 +40,8 @@ def test_the_record_of_the_last_validate_stands_for_the_exercise_as_it_is(name):
     exercise = EXERCISES[name]
     assert record.stale(exercise) == ""
     found = record.read(exercise)
-    assert sorted(found["mistakes"]) == [path.stem for path in catalogue_files(exercise.mistakes)]
-    assert found["variants"] == [path.stem for path in catalogue_files(exercise.variants)]
+    assert sorted(found.mistakes) == [path.stem for path in catalogue_files(exercise.mistakes)]
+    assert found.variants == [path.stem for path in catalogue_files(exercise.variants)]
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
@@ -57,14 +57,14 @@ def test_hidden_suite_is_described_and_covers_every_function(name):
 def test_mistake_is_caught_and_named_as_recorded(name, path, tmp_path):
     exercise = EXERCISES[name]
     assert missing_constants(path, exercise) == ""
-    entry = record.read(exercise)["mistakes"][path.stem]
-    assert entry["caught_by"], f"{path.stem} passes every case"
+    entry = record.read(exercise).mistakes[path.stem]
+    assert entry.caught_by, f"{path.stem} passes every case"
     runnable = as_submission(path, exercise.solution, tmp_path)
-    if entry["only_distributed"]:  # caught by the distributed suite alone, where no diagnosis is worked out
+    if entry.only_distributed:  # caught by the distributed suite alone, where no diagnosis is worked out
         from grader.grading.group import run_case
 
         suite = next(iter(load_trusted(exercise, "submit", True).suites.values()))
-        case = next(case for case in suite.all_cases() if case.name == entry["caught_by"][0])
+        case = next(case for case in suite.all_cases() if case.name == entry.caught_by[0])
         result = run_case(exercise, suite, runnable, case, False, load_reference(exercise))
         # Caught by the rule the mistake says it breaks, or by wrong values: never by a crash or an error of its own.
         violates = next(m.violates for m in catalogue(exercise).mistakes if m.stem == path.stem)
@@ -72,8 +72,8 @@ def test_mistake_is_caught_and_named_as_recorded(name, path, tmp_path):
             result.outcome, result.message[:200])
         return
     # Several mistakes can agree on one case; over the whole suite none may be named more often than this one.
-    assert entry["named_on"] and entry["named_most"], entry
-    case = entry["named_on"][0]
+    assert entry.named_on and entry.named_most, entry
+    case = entry.named_on[0]
     (result,) = [r for r in grade(exercise, runnable, "submit", "cpu", only={case}).results if r.name == case]
     assert result.outcome.counts_as_failure and result.diagnosis and result.diagnosis.mistake == path.stem, (
         result.outcome, result.message, result.diagnosis)
@@ -82,7 +82,7 @@ def test_mistake_is_caught_and_named_as_recorded(name, path, tmp_path):
 @pytest.mark.parametrize("name, path", _files("variants"))
 def test_variant_is_accepted_on_a_spread_of_cases(name, path):
     exercise = EXERCISES[name]
-    assert path.stem in record.read(exercise)["variants"]
+    assert path.stem in record.read(exercise).variants
     cases = load_exercise_cases(exercise, load_checker(exercise.checker))
     step = max(1, len(cases) // SAMPLE)
     sample = {case.name for case in cases[::step]}

@@ -13,6 +13,7 @@ from grader.course.exercise import Exercise, check_exists, find_exercise, find_r
 from grader.errors import GraderError, UsageError, did_you_mean
 from grader.inert import inert
 from grader.learner.state import LearnerState
+from grader.results.learner_state import ExerciseState
 from grader.report.markdown import print_markdown
 
 
@@ -85,7 +86,7 @@ def _hint_words(args: argparse.Namespace) -> tuple[Exercise, str | None, int | N
     return exercise, function, number
 
 
-def hints_line(exercise: Exercise, state: dict) -> str:
+def hints_line(exercise: Exercise, state: ExerciseState) -> str:
     """'Hints opened: 1 of 3 (merge_chunk_stats 1 of 1, ...)', per function where the hints name functions."""
     from grader.course.hints import about, functions_with_hints, load_hints
     from grader.learner.state import opened_hints
@@ -93,7 +94,7 @@ def hints_line(exercise: Exercise, state: dict) -> str:
     try:
         hints = load_hints(exercise)
     except (OSError, GraderError):  # a broken hint file: `grader hint` says which; the count alone here
-        return f"Hints opened: {state.get('hints_opened', 0)} of {len(exercise.hint_files())}"
+        return f"Hints opened: {state.hints_opened or 0} of {len(exercise.hint_files())}"
     seen = set(opened_hints(state, [hint.name for hint in hints]))
     line = f"Hints opened: {sum(hint.name in seen for hint in hints)} of {len(hints)}"
     names = functions_with_hints(hints)

@@ -140,7 +140,7 @@ def _graded(args: argparse.Namespace, console: Console, mode: str, started: floa
 def _archive(exercise: Exercise, file: Path, console: Console) -> None:
     """Write the learner's file, under the stub's name, to a verified archive in submissions/, and say where."""
     from grader.course.exercise import hand_in
-    from grader.staff.archive import write_submission
+    from grader.results.archive import write_submission
 
     try:
         content = read_regular(file)  # what was graded: never a link, a pipe or a file over the bound
@@ -161,21 +161,21 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
     for exercise in exercises:
         state = progress.exercise(exercise.name)
         console.print(f"[heading]{escape(exercise.name)}[/]: {escape(exercise.title)}")
-        if not state.get("last_run") and not state.get("last_submission"):
+        if not state.last_run and not state.last_submission:
             console.print("No results yet")
             console.print("Run your code to check it against the examples (grader run), "
                           "or submit to run every test (grader submit).")
         if acceptance_line(state):
             console.print(show(acceptance_line(state)))
-        for key, label in (("last_run", "Last run"), ("last_submission", "Last submission")):
-            entry = state.get(key)
+        for entry, label, submitted in ((state.last_run, "Last run", False),
+                                        (state.last_submission, "Last submission", True)):
             if entry:
-                verdict = "accepted" if key == "last_submission" and entry["status"] == "passed" else entry["status"]
-                if isinstance(entry.get("only"), str):  # a `run -k`: some of the examples, not all of them
-                    verdict += f"; only the examples matching -k {entry['only']!r}"
+                verdict = "accepted" if submitted and entry.status == "passed" else entry.status
+                if entry.only is not None:  # a `run -k`: some of the examples, not all of them
+                    verdict += f"; only the examples matching -k {entry.only!r}"
                 # Read back from .grader/state.json, which anyone can edit: shown inert.
-                console.print(f"{label}: {show(entry['when'])}: {entry['passed']} passed, {entry['failed']} "
-                              f"failed of {entry['total']} ({show(verdict)}), {show(entry['file'])}")
+                console.print(f"{label}: {show(entry.when)}: {entry.passed} passed, {entry.failed} "
+                              f"failed of {entry.total} ({show(verdict)}), {show(entry.file)}")
         console.print(escape(hints_line(exercise, state)))
     return EXIT_OK
 

@@ -24,7 +24,6 @@ GIVE_UP_AFTER = 3          # timeouts (or out-of-memory failures) of one functio
 WALL_FACTOR = 3.0          # the wall-clock backstop, in times the budget ...
 WALL_ALLOWANCE = 60.0      # ... plus this, for starting workers and the grader's own work
 DEFAULT_SECONDS = 300.0    # a whole `run` or `submit`; an exercise.yaml `time_budget` or --time-budget replaces it
-NOT_RUN = "not_run"        # CaseResult.extra key: why the case was reported without running
 
 
 def checked_seconds(seconds: float | None) -> float | None:
@@ -84,7 +83,7 @@ class Budget:
         outcome = Outcome.OUT_OF_MEMORY if why == "memory" else Outcome.TIMED_OUT
         return CaseResult(case.name, case.suite, case.function, device, outcome, reason,
                           about=case.about, points=case.points, visibility=case.visibility, required=case.required,
-                          extra={NOT_RUN: why})
+                          not_run=why)
 
     def count(self, result: CaseResult) -> CaseResult:
         """Note a case that ran: its CPU time toward the budget, a timeout or a memory failure toward giving up."""

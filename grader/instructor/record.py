@@ -9,16 +9,16 @@ mistake on one case that names it, a variant on a sample of cases, instead of ev
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from grader.course import trust
 from grader.course.exercise import Exercise
 from grader.files import write_atomic
+from grader.results.validation import RECORD_FORMAT, MistakeRecord, ValidatedRecord, decode_record, encode_record
 
 NAME = "validated.json"
-FORMAT = 1
+FORMAT = RECORD_FORMAT
 
 
 def path_of(exercise: Exercise) -> Path:
@@ -47,22 +47,23 @@ def write(exercise: Exercise, matrix: Any, group_cases: set[str]) -> Path:
         for stem in row.named.values():
             if stem and stem != "non-finite":
                 counts[stem] = counts.get(stem, 0) + 1
-        mistakes[row.stem] = {"caught_by": row.caught_by, "named_on": named,
-                              "only_distributed": bool(row.caught_by) and set(row.caught_by) <= group_cases,
-                              "named_most": bool(counts) and counts.get(row.stem, 0) == max(counts.values())}
-    record = {"format": FORMAT, "exercise": exercise.name, "digest": digest(exercise), "mistakes": mistakes,
-              "variants": sorted(stem for stem, accepted in matrix.variants.items() if accepted)}
+        mistakes[row.stem] = MistakeRecord(
+            caught_by=row.caught_by, named_on=named,
+            only_distributed=bool(row.caught_by) and set(row.caught_by) <= group_cases,
+            named_most=bool(counts) and counts.get(row.stem, 0) == max(counts.values()))
+    record = ValidatedRecord(exercise=exercise.name, digest=digest(exercise), mistakes=mistakes,
+                             variants=sorted(stem for stem, accepted in matrix.variants.items() if accepted))
     path = path_of(exercise)
-    write_atomic(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    write_atomic(path, encode_record(record))
     return path
 
 
-def read(exercise: Exercise) -> dict[str, Any] | None:
+def read(exercise: Exercise) -> ValidatedRecord | None:
+    """The exercise's record; None when it has none this grader reads."""
     try:
-        found = json.loads(path_of(exercise).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return decode_record(path_of(exercise).read_bytes())
+    except OSError:
         return None
-    return found if isinstance(found, dict) and found.get("format") == FORMAT else None
 
 
 def stale(exercise: Exercise) -> str:
@@ -70,7 +71,7 @@ def stale(exercise: Exercise) -> str:
     found = read(exercise)
     if found is None:
         return f"no {path_of(exercise).relative_to(exercise.root)}: run grader validate {exercise.name}"
-    if found.get("digest") != digest(exercise):
+    if found.digest != digest(exercise):
         return (f"{exercise.name} changed since its last valid validate: run grader validate {exercise.name} and "
                 f"commit {path_of(exercise).relative_to(exercise.root)}")
     return ""

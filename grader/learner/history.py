@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from grader.course.exercise import Exercise
 from grader.errors import UsageError
 from grader.learner.state import LearnerState, StateError, accepted
+from grader.results.learner_state import Backup, ExerciseState, Submitted, Summary
 
 HOW_TO_RESTORE = ("grader restore EX N puts submission N of exercise EX back in its file, grader restore EX "
                   "backup-N a backup; the file is backed up first.")
@@ -26,48 +26,47 @@ class Item:
     file: str      # its kept copy, from the course root; "" when none was kept
 
 
-def verdict(summary: dict[str, Any]) -> str:
+def verdict(summary: Summary | Submitted) -> str:
     """A submission's result in words: 'accepted', '3 of 12 failed', 'could not be graded'."""
-    if summary["status"] == "passed":
+    if summary.status == "passed":
         return "accepted"
-    if summary["status"] == "error":
+    if summary.status == "error":
         return "could not be graded"
-    return f"{summary['failed']} of {summary['total']} failed"
+    return f"{summary.failed} of {summary.total} failed"
 
 
-def standing(entry: dict[str, Any]) -> str:
+def standing(entry: ExerciseState) -> str:
     """Where an exercise stands, for `list`: acceptance is kept whatever came after, with the latest result beside it."""
-    latest = entry.get("last_submission")
+    latest = entry.last_submission
     if not latest:
         return "not submitted"
     state = "accepted" if accepted(entry) else "submitted"
-    return state if latest["status"] == "passed" else f"{state}; latest submission: {verdict(latest)}"
+    return state if latest.status == "passed" else f"{state}; latest submission: {verdict(latest)}"
 
 
-def acceptance_line(entry: dict[str, Any]) -> str | None:
+def acceptance_line(entry: ExerciseState) -> str | None:
     """`status`'s line on acceptance: 'Accepted: submission 1, 2026-11-30T10:15:00 (latest submission: ...)'."""
     first = accepted(entry)
     if first is None:
         return None
-    which = f"submission {first['number']}, " if "number" in first else ""
-    latest = entry.get("last_submission") or first
-    after = f" (latest submission: {verdict(latest)})" if latest["status"] != "passed" else ""
-    return f"Accepted: {which}{first['when']}{after}"
+    which = f"submission {first.number}, " if first.number is not None else ""
+    latest = entry.last_submission or first
+    after = f" (latest submission: {verdict(latest)})" if latest.status != "passed" else ""
+    return f"Accepted: {which}{first.when}{after}"
 
 
 def items(exercise: Exercise, progress: LearnerState) -> list[Item]:
     """Every submission and backup of an exercise, oldest first."""
     entry = progress.history(exercise.name)
     found = []
-    for record in entry.get("submissions", []):
-        score = f"{record['score']:.4g} of {record['max_score']:g}" if "score" in record and "max_score" in record \
-            else ""
-        found.append((record["when"], 0, record["number"], Item(str(record["number"]), record["when"], "submission",
-                                                                verdict(record), score, record.get("source", ""))))
-    for record in entry.get("backups", []):
-        found.append((record["when"], 1, record["number"],
-                      Item(f"backup-{record['number']}", record["when"], "backup",
-                           f"your file before {record['before']}", "", record["file"])))
+    for record in entry.submissions or []:
+        score = f"{record.score:.4g} of {record.max_score:g}" \
+            if record.score is not None and record.max_score is not None else ""
+        found.append((record.when, 0, record.number, Item(str(record.number), record.when, "submission",
+                                                          verdict(record), score, record.source or "")))
+    for backup in entry.backups or []:
+        found.append((backup.when, 1, backup.number, Item(f"backup-{backup.number}", backup.when, "backup",
+                                                          f"your file before {backup.before}", "", backup.file)))
     return [item for *_, item in sorted(found, key=lambda found: found[:3])]
 
 
@@ -90,16 +89,19 @@ def render(exercise: Exercise, listed: list[Item]) -> list[str]:
 def restore(exercise: Exercise, which: str, progress: LearnerState) -> str:
     """Put a kept submission or backup back in the learner's file, backing up what it replaces; one line saying so."""
     kind, number = _parse(which)
-    key, field = ("submissions", "source") if kind == "submission" else ("backups", "file")
-    record = next((r for r in progress.history(exercise.name).get(key, []) if r["number"] == number), None)
+    entry = progress.history(exercise.name)
+    records: list[Submitted] | list[Backup] = (entry.submissions if kind == "submission" else entry.backups) or []
+    record = next((r for r in records if r.number == number), None)
     name = f"submission {number}" if kind == "submission" else f"backup-{number}"
     if record is None:
         raise UsageError(f"{exercise.name} has no {name}: grader history {exercise.name} lists what it has")
-    if not record.get(field):
+    copy = record.source if isinstance(record, Submitted) else record.file
+    if not copy:
         raise StateError(f"{name} was recorded without a copy of its file: there is nothing to restore")
-    content = _read_kept(progress, record[field])
+    content = _read_kept(progress, copy)
     stub, shown = exercise.stub, str(exercise.stub.relative_to(exercise.root))
-    described = f"{name} of {exercise.name} ({record['when'].replace('T', ' ')}, {verdict(record) if kind == 'submission' else 'before ' + record['before']})"
+    what = verdict(record) if isinstance(record, Submitted) else f"before {record.before}"
+    described = f"{name} of {exercise.name} ({record.when.replace('T', ' ')}, {what})"
     if stub.is_file() and stub.read_bytes() == content:
         return f"{shown} already holds {described}: nothing to do."
     previous = ""

@@ -7,14 +7,14 @@ import fcntl
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from grader.errors import GraderError
 from grader.files import now, read_regular, unique_path, write_atomic
-from grader.learner.state_schema import shape_problem
 from grader.results import Report
+from grader.results.learner_state import Backup, ExerciseState, State, Submitted, Summary, decode, encode
 
 STATE_DIR = ".grader"
 ISO = "%Y-%m-%dT%H:%M:%S"
@@ -37,17 +37,17 @@ class Kept:
     results: Path | None = None       # a submission's results file
 
 
-def accepted(entry: dict[str, Any]) -> dict[str, Any] | None:
+def accepted(entry: ExerciseState) -> Summary | None:
     """The first accepted submission of an exercise, whatever came after it; None before any was accepted."""
-    if entry.get("accepted"):
-        return entry["accepted"]
-    last = entry.get("last_submission")
+    if entry.accepted:
+        return entry.accepted
+    last = entry.last_submission
     # A state written before acceptance was kept apart: its last submission is all there is to go by.
-    return last if last and last["status"] == "passed" else None
+    return last if last and last.status == "passed" else None
 
 
-def _next_number(records: list[dict[str, Any]]) -> int:
-    return 1 + max((record["number"] for record in records), default=0)
+def _next_number(records: list[Submitted] | list[Backup] | None) -> int:
+    return 1 + max((record.number for record in records or []), default=0)
 
 
 class LearnerState:
@@ -63,24 +63,17 @@ class LearnerState:
     def _show(self, path: Path) -> str:
         return str(path.relative_to(self.root))
 
-    def _parse(self) -> tuple[dict[str, Any], str | None]:
-        """The state and None, or {} and why the file cannot be used."""
+    def _parse(self) -> tuple[State, str | None]:
+        """The state and None, or an empty one and why the file cannot be used."""
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
-            return {}, None
+            return State(), None
         except OSError as error:
             raise StateError(f"{self._show(self.path)} could not be read ({_reason(error)})") from None
-        try:
-            data = json.loads(raw.decode("utf-8-sig"))  # -sig: an editor may have added a byte-order mark
-        except UnicodeDecodeError:
-            return {}, "not UTF-8 text"
-        except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
-            return {}, "not valid JSON"
-        problem = shape_problem(data)
-        return (data, None) if problem is None else ({}, problem)
+        return decode(raw)
 
-    def _load(self, locked: bool = False) -> dict[str, Any]:
+    def _load(self, locked: bool = False) -> State:
         data, problem = self._parse()
         if problem is None:
             return data
@@ -92,7 +85,7 @@ class LearnerState:
         self._move_aside(problem)
         return self._rebuilt()
 
-    def _rebuilt(self) -> dict[str, Any]:
+    def _rebuilt(self) -> State:
         """After the state was moved aside: what the kept submissions prove, saved, and the note says so."""
         from grader.learner.rebuild import rebuild, rebuilt_note
 
@@ -133,14 +126,14 @@ class LearnerState:
         finally:
             os.close(descriptor)
 
-    def _save(self, data: dict[str, Any]) -> None:
-        write_atomic(self.path, json.dumps(data, indent=2) + "\n")
+    def _save(self, data: State) -> None:
+        write_atomic(self.path, encode(data))
 
-    def _update(self, name: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    def _update(self, name: str, change: Callable[[ExerciseState], None]) -> ExerciseState:
         """Apply `change` to one exercise's entry, read and written under the lock; the new entry."""
         with self._lock():
             data = self._load(locked=True)
-            entry = data.setdefault("exercises", {}).setdefault(name, {})
+            entry = data.exercises.setdefault(name, ExerciseState())
             change(entry)
             try:
                 self._save(data)
@@ -153,54 +146,58 @@ class LearnerState:
         """Read the state now: a file that cannot be read is moved aside here, with a note."""
         self._load()
 
-    def exercise(self, name: str) -> dict[str, Any]:
+    def exercise(self, name: str) -> ExerciseState:
         """What is recorded for one exercise (empty before anything happened)."""
-        return self._load().get("exercises", {}).get(name, {})
+        return self._load().exercises.get(name) or ExerciseState()
 
     def open_hints(self, name: str, order: list[str], opening: list[str]) -> list[str]:
         """Mark the hint files `opening` open; every open one, in the order opened. `order` is the exercise's hint
         files, in which a state written before hints were kept by name counts its first `hints_opened`."""
-        def change(entry: dict[str, Any]) -> None:
+        def change(entry: ExerciseState) -> None:
             seen = opened_hints(entry, order)
             seen += [hint for hint in opening if hint not in seen]
-            entry["hints_seen"] = seen
-            entry["hints_opened"] = sum(hint in order for hint in seen)
+            entry.hints_seen = seen
+            entry.hints_opened = sum(hint in order for hint in seen)
 
-        return self._update(name, change)["hints_seen"]
+        return self._update(name, change).hints_seen or []
 
     def record(self, report: Report, full_json: dict[str, Any], source: bytes | None = None,
                suffix: str = ".py") -> Kept | None:
         """Remember a run or a submission. A submission is numbered, and its results file and `source` (the
         bytes that were graded) are kept in .grader/submissions/EX/ as NNN-<stamp>.json and NNN-<stamp>.py."""
         when = now(ISO)
-        summary = {"when": when, "file": report.file, "status": report.status, "passed": report.passed,
-                   "failed": report.failed, "total": len(report.results)}
-        if report.selection:
-            summary["only"] = report.selection
+        summary = Summary(when=when, file=report.file, status=report.status, passed=report.passed,
+                          failed=report.failed, total=len(report.results), only=report.selection or None)
         if report.mode != "submit":
-            self._update(report.exercise, lambda entry: entry.update({"last_run": summary}))
+            def ran(entry: ExerciseState) -> None:
+                entry.last_run = summary
+
+            self._update(report.exercise, ran)
             return None
+        # The results file as its encoder gave it (grader.results.file), kept as it is.
         results = (json.dumps(full_json, indent=2) + "\n").encode("utf-8")
         kept: list[Path] = []
 
-        def change(entry: dict[str, Any]) -> None:
-            if "accepted" not in entry and accepted(entry):
-                entry["accepted"] = dict(entry["last_submission"])  # kept before this submission replaces it
-            number = _next_number(entry.get("submissions", []))
+        def change(entry: ExerciseState) -> None:
+            first = accepted(entry)
+            if entry.accepted is None and first is not None:
+                entry.accepted = replace(first)  # the last submission, kept before this one replaces it
+            number = _next_number(entry.submissions)
             folder, stem = self.folder / "submissions" / report.exercise, f"{number:03d}-{_compact(when)}"
             kept.append(self._keep(folder, stem, ".json", results, "the submission could not be recorded"))
-            record = {**summary, "number": number, "score": report.score, "max_score": report.max_score,
-                      "results": self._show(kept[0])}
+            record = Submitted(when=when, file=summary.file, status=summary.status, passed=summary.passed,
+                               failed=summary.failed, total=summary.total, number=number, score=report.score,
+                               max_score=report.max_score, results=self._show(kept[0]))
             if source is not None:
                 kept.append(self._keep(folder, stem, suffix, source, "your submitted file could not be kept"))
-                record["source"] = self._show(kept[1])
-            entry["last_submission"] = summary
-            entry.setdefault("submissions", []).append(record)
-            if report.status == "passed" and "accepted" not in entry:
-                entry["accepted"] = {**summary, "number": number}
+                record.source = self._show(kept[1])
+            entry.last_submission = summary
+            entry.submissions = [*(entry.submissions or []), record]
+            if report.status == "passed" and entry.accepted is None:
+                entry.accepted = replace(summary, number=number)
 
         entry = self._update_keeping(report.exercise, change, kept)
-        number = entry["submissions"][-1]["number"]
+        number = entry.submissions[-1].number if entry.submissions else 0
         return Kept(number, kept[1] if len(kept) > 1 else None, kept[0])
 
     def backup(self, name: str, source: Path, before: str = "reset") -> Kept:
@@ -213,18 +210,18 @@ class LearnerState:
         when = now(ISO)
         kept: list[Path] = []
 
-        def change(entry: dict[str, Any]) -> None:
+        def change(entry: ExerciseState) -> None:
             self._adopt_backups(name, entry)
-            records = entry.setdefault("backups", [])
-            number = _next_number(records)
+            number = _next_number(entry.backups)
             kept.append(self._keep(self.folder / "backups" / name, f"{number:03d}-{_compact(when)}-{source.stem}",
                                    source.suffix, content, "your file could not be backed up, so it was left as it is"))
-            records.append({"number": number, "when": when, "file": self._show(kept[0]), "before": before})
+            entry.backups = [*(entry.backups or []),
+                             Backup(number=number, when=when, file=self._show(kept[0]), before=before)]
 
         entry = self._update_keeping(name, change, kept)
-        return Kept(entry["backups"][-1]["number"], kept[0])
+        return Kept(entry.backups[-1].number if entry.backups else 0, kept[0])
 
-    def history(self, name: str) -> dict[str, Any]:
+    def history(self, name: str) -> ExerciseState:
         """One exercise's entry for `history` and `restore`; backups an older grader made unrecorded are
         numbered now, oldest first, so that a number, once shown, always means the same file."""
         entry = self.exercise(name)
@@ -232,8 +229,8 @@ class LearnerState:
             entry = self._update(name, lambda entry: self._adopt_backups(name, entry))
         return entry
 
-    def _unrecorded_backups(self, name: str, entry: dict[str, Any]) -> list[Path]:
-        recorded = {record["file"] for record in entry.get("backups", [])}
+    def _unrecorded_backups(self, name: str, entry: ExerciseState) -> list[Path]:
+        recorded = {record.file for record in entry.backups or []}
         try:
             found = [path for path in (self.folder / "backups" / name).iterdir() if path.is_file()]
         except OSError:
@@ -244,13 +241,14 @@ class LearnerState:
         except OSError:  # one removed meanwhile: by name, then
             return sorted(unrecorded)
 
-    def _adopt_backups(self, name: str, entry: dict[str, Any]) -> None:
+    def _adopt_backups(self, name: str, entry: ExerciseState) -> None:
         for path in self._unrecorded_backups(name, entry):
-            records = entry.setdefault("backups", [])
-            records.append({"number": _next_number(records), "when": _when_of(path), "file": self._show(path),
-                            "before": "reset"})  # the only command that made backups then
+            # Made by `reset`, the only command that made backups then.
+            adopted = Backup(number=_next_number(entry.backups), when=_when_of(path), file=self._show(path),
+                             before="reset")
+            entry.backups = [*(entry.backups or []), adopted]
 
-    def _update_keeping(self, name: str, change: Callable[[dict[str, Any]], None], kept: list[Path]) -> dict[str, Any]:
+    def _update_keeping(self, name: str, change: Callable[[ExerciseState], None], kept: list[Path]) -> ExerciseState:
         """`_update`, where `change` writes files into `kept`: removed again if the state could not be saved."""
         try:
             return self._update(name, change)
@@ -274,11 +272,11 @@ class LearnerState:
         return path
 
 
-def opened_hints(entry: dict[str, Any], order: list[str]) -> list[str]:
+def opened_hints(entry: ExerciseState, order: list[str]) -> list[str]:
     """The hint files open in one exercise's entry, by name (an older state's count: the first ones of `order`)."""
-    if "hints_seen" in entry:
-        return list(entry["hints_seen"])
-    return order[:entry.get("hints_opened", 0)]
+    if entry.hints_seen is not None:
+        return list(entry.hints_seen)
+    return order[:entry.hints_opened or 0]
 
 
 def snapshot(path: Path) -> bytes | None:

@@ -39,9 +39,10 @@ def graded_summary(report: Report, version: str, seconds: float) -> str:
     return _shown(lines)
 
 
-def failure_summary(cause: str, version: str, seconds: float, exercise: str = "", file: str = "",
-                    containment: str = "", detail: str = "") -> str:
-    """A grade that could not be reached, for staff: the cause first, then what to do, then the run's facts."""
+def failure_summary(cause: str, version: str, seconds: float, report: Report | None = None, detail: str = "") -> str:
+    """A grade that could not be reached, for staff: the cause first, then what to do, then the run's facts (those
+    of `report`, where grading began)."""
+    exercise, file, containment = (report.exercise, report.file, report.containment) if report else ("", "", "")
     lines = [RULE, "AUTOGRADER ERROR: this submission was not graded, and no results.json was written, so Gradescope "
                    "shows it as an autograder failure (never as a score).",
              f"cause: {one_line(cause)}",

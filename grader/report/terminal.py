@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.theme import Theme
 
-from grader.grading.budget import NOT_RUN
 from grader.inert import cut, inert, one_line, show
 from grader.report import summary
 from grader.report.layout import code, frame_line, say, verbatim
@@ -125,7 +124,7 @@ class TerminalRenderer:
         quiet = result.outcome in (Outcome.PASSED, Outcome.SKIPPED, Outcome.NOT_ATTEMPTED)
         # A case the time budget kept from running has nothing of its own to show: the report's note
         # says once how many there were and why (grader/grading/budget.py).
-        if (quiet or NOT_RUN in result.extra) and not self._every_case:
+        if (quiet or result.not_run) and not self._every_case:
             return
         self._print_header()
         note = "" if quiet else summary.follows_note(result, self._failed, self._uses, short=result.hidden)

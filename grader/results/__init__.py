@@ -59,6 +59,7 @@ class CaseResult:
     visibility: str = "visible"
     required: bool = False
     load_failed: bool = False  # the learner's file could not be imported, so this case never ran
+    not_run: str = ""  # why it was reported without running: 'timeouts', 'memory' or 'budget' (grading/budget.py)
 
     @property
     def hidden(self) -> bool:

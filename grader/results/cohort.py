@@ -11,6 +11,8 @@ from typing import Any
 
 from grader.errors import UsageError
 from grader.inert import inert
+from grader.results import file
+from grader.results.typed import Mismatch
 
 RESULTS = "results"
 NOT_GRADED = "not graded"
@@ -112,41 +114,30 @@ class Summary:
 
 
 def read_entry(path: Path) -> Entry:
-    """One results file; a ValueError names what is wrong with it."""
+    """One results file of a gradebook; a ValueError names what is wrong with it."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        extra = data["extra_data"]
-        about = extra["submission"]
-        tests = [_read_test(test) for test in data["tests"]]
-        status = str(extra["status"])
-        if status not in STATUSES:
-            raise ValueError(f"unknown status {status!r}")
-        max_score = extra.get("max_score")
-        return Entry(str(about["id"]), str(about["name"]), str(extra["exercise"]), status, float(data["score"]),
-                     float(max_score) if max_score is not None else None, str(about.get("reason", "")),
-                     dict(about.get("settings") or {}), tests, str(about.get("submitted_at") or ""),
-                     str(about.get("sha256", "")), _fingerprints(about.get("fingerprints")),
-                     about["key"] if isinstance(about.get("key"), str) else "")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        results = file.read(path)
+        run, about = results.extra_data, results.extra_data.submission
+        if about is None or run.exercise is None:
+            raise Mismatch("missing", ("extra_data", "submission" if about is None else "exercise"))
+        if run.status not in STATUSES:
+            raise ValueError(f"unknown status {run.status!r}")
+        return Entry(about.id, about.name, run.exercise, run.status, float(results.score),
+                     float(run.max_score) if run.max_score is not None else None, about.reason, dict(about.settings),
+                     [_test(test) for test in results.tests], about.submitted_at, about.sha256,
+                     tuple(about.fingerprints) if about.fingerprints is not None else None, about.key)
+    except file.NewerFormat as error:
+        raise ValueError(f"{path}: {error}") from None
+    except (OSError, ValueError) as error:
         detail = error.strerror if isinstance(error, OSError) else f"{type(error).__name__}: {error}"
         raise ValueError(f"{path}: not a results file of `grader grade` ({inert(str(detail))})") from None
 
 
-def _read_test(test: dict) -> Test:
-    extra = test["extra_data"]
-    diagnosis = extra.get("diagnosis") or {}
-    return Test(str(extra["case"]) + f" [{extra['device']}]", str(extra["outcome"]), str(extra["suite"]),
-                float(test["score"]), str(diagnosis.get("title", "")), str(test.get("output", "")),
-                str(extra.get("function", "")), str(extra.get("message", "")), str(diagnosis.get("rationale", "")),
-                str(diagnosis.get("help", "")), bool(extra.get("required", False)))
-
-
-def _fingerprints(value: object) -> tuple[int, ...] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(item, int) for item in value):
-        raise ValueError("fingerprints: not a list of integers")
-    return tuple(value)
+def _test(test: file.TestRecord) -> Test:
+    case, diagnosis = test.extra_data, test.extra_data.diagnosis
+    return Test(f"{case.case} [{case.device}]", case.outcome, case.suite, float(test.score),
+                diagnosis.title if diagnosis else "", test.output, case.function, case.message,
+                diagnosis.rationale if diagnosis else "", diagnosis.help if diagnosis else "", case.required)
 
 
 def load_entries(out: Path, ids: set[str] | None = None) -> list[Entry]:

@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,7 +22,8 @@ from grader.course.exercise import Exercise
 from grader.errors import UsageError
 from grader.files import RefusedFile
 from grader.grading.devices import COHORT_DEVICES
-from grader.inert import inert
+from grader.results.archive import ArchiveError
+from grader.results.book import ShardFile
 from grader.results.cohort import (
     EXTRA_TIME,
     NOT_GRADED,
@@ -31,8 +32,9 @@ from grader.results.cohort import (
     Finished,
     load_entries,
 )
+from grader.results.file import ResultsFile, SubmissionRecord
+from grader.results.from_report import not_graded_file
 from grader.staff import gradebook
-from grader.staff.archive import ArchiveError
 from grader.staff.fingerprints import fingerprints, given_code
 from grader.staff.intake import Submission, find_submissions, read_graded, submitted_at
 from grader.staff.pool import Job, grade_all
@@ -133,8 +135,8 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
     statuses = []
     try:
         for submission, reason, key in records:
-            statuses.append(_record(out, exercise, submission, _own(settings, extra, submission), key, "",
-                                    {"not_graded": reason}, listener))
+            about = _about(submission, _own(settings, extra, submission), key)
+            statuses.append(_record(out, exercise, about, {"not_graded": reason}, listener))
         by_id = {job.id: (submission, sha, key) for submission, job, sha, key in todo}
         # Kept in each results file, so that the similarity report needs nothing but the results files.
         given = given_code([exercise.stub, exercise.starter])
@@ -143,8 +145,8 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
         with contextlib.closing(grade_all(exercise, [job for _, job, _, _ in todo], jobs)) as finishing:
             for job_id, outcome in finishing:
                 submission, sha, key = by_id[job_id]
-                statuses.append(_record(out, exercise, submission, _own(settings, extra, submission), key, sha,
-                                        outcome, listener, prints[job_id]))
+                about = _about(submission, _own(settings, extra, submission), key, sha, prints[job_id])
+                statuses.append(_record(out, exercise, about, outcome, listener))
     finally:
         listener.close()
     # The gradebook is every results file here: grading some submissions updates their rows and keeps the rest.
@@ -157,8 +159,10 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
     summary, rows, unmatched = gradebook.write_gradebook(out, entries, exercise.name, roster)
     retry = gradebook.to_retry(entries)
     cohort, size = _cohort(out, submissions, options)
-    write_record(out, exercise.name, settings, options.shard, sorted(held), cohort, size,
-                 summary.statuses.get(NOT_GRADED, 0), retry)
+    k, n = options.shard
+    write_record(out, ShardFile(exercise=exercise.name, settings=settings, shard=f"{k}/{n}", submissions=sorted(held),
+                                cohort=cohort, cohort_size=size, not_graded=summary.statuses.get(NOT_GRADED, 0),
+                                to_retry=retry))
     return CohortRun(summary, out, len(statuses) - not_graded, skipped, not_graded, others, rows, unmatched, retry)
 
 
@@ -243,27 +247,28 @@ def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], 
     return todo, records, skipped
 
 
-def _record(out: Path, exercise: Exercise, submission: Submission, settings: dict, key: str, sha: str,
-            outcome: dict, listener: Listener, prints: list[int] | None = None) -> str:
+def _about(submission: Submission, settings: dict[str, Any], key: str, sha: str = "",
+           prints: list[int] | None = None) -> SubmissionRecord:
+    """What a results file records of its submission: which one, the settings and key its verdict is reached
+    under, the hash of the file graded ("" for none) and its fingerprints."""
+    return SubmissionRecord(id=submission.id, name=submission.name, sha256=sha, key=key, settings=settings,
+                            submitted_at=submitted_at(submission) if sha else "", fingerprints=prints)
+
+
+def _record(out: Path, exercise: Exercise, about: SubmissionRecord, outcome: dict, listener: Listener) -> str:
     """Write one submission's results file (graded or not), tell the listener; its status."""
-    report = outcome.get("report")
-    reason = "" if report else outcome.get("not_graded", "")
-    if report is None:
-        report = {"score": 0.0, "execution_time": 0.0, "output": inert(f"Not graded: {reason}"),
-                  "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden", "tests": [],
-                  "extra_data": {"status": NOT_GRADED, "max_score": exercise.max_score,
-                                 "exercise": exercise.name, "mode": "submit", "file": inert(submission.name)}}
+    results: ResultsFile | None = outcome.get("report")
+    reason = "" if results else outcome.get("not_graded", "")
+    if results is None:
+        results = not_graded_file(exercise.name, exercise.max_score, about.name, reason)
         # A verdict the grader could not reach (its own error, a course that changed) is tried again next run.
-        key = key if outcome.get("lasting", True) else ""
-    report["extra_data"]["submission"] = {
-        "id": submission.id, "name": inert(submission.name), "sha256": sha, "key": key, "settings": settings,
-        "submitted_at": submitted_at(submission) if sha else "",
-        "reason": inert(reason), **({"traceback": outcome["traceback"]} if outcome.get("traceback") else {}),
-        **({"fingerprints": prints} if prints is not None else {})}
-    gradebook.write_result(out, submission.id, report)
-    status = report["extra_data"]["status"]
-    listener.finished(Finished(submission.id, status, report["score"] if not reason else None,
-                               report["extra_data"]["max_score"], reason, outcome.get("seconds", 0.0)))
+        about = replace(about, key=about.key if outcome.get("lasting", True) else "")
+    results = replace(results, extra_data=replace(results.extra_data, submission=replace(
+        about, reason=reason, traceback=outcome.get("traceback") or None)))
+    gradebook.write_result(out, about.id, results)
+    status = results.extra_data.status
+    listener.finished(Finished(about.id, status, results.score if not reason else None,
+                               results.extra_data.max_score, reason, outcome.get("seconds", 0.0)))
     return status
 
 

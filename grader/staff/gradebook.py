@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from grader.errors import UsageError
 from grader.files import write_atomic
@@ -15,6 +13,8 @@ from grader.report.cohort_html import render_html
 from grader.report.cohort_roster import max_score, roster_csv, roster_section
 from grader.report.feedback import write_feedback, write_learner_feedback
 from grader.report.similarity_report import similar_to, similarity_csv
+from grader.results import file
+from grader.results.book import BOOK_FILE, BookFile, ShardFile, decode_book, encode_book
 from grader.results.cohort import (
     NOT_GRADED,
     RESULTS,
@@ -27,9 +27,10 @@ from grader.results.cohort import (
 )
 from grader.results.learners import LatePolicy, Learner, Row, build_rows, late_policy
 from grader.results.similarity import compare
+from grader.results.typed import Mismatch
 from grader.staff.shards import problems, read_record, write_record
 
-BOOK = "gradebook.json"  # the roster and late policy a gradebook is kept with, applied again on every run
+BOOK = BOOK_FILE  # the roster and late policy a gradebook is kept with, applied again on every run
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,9 @@ def roster_of(out: Path, roster: Path | None = None, due: str | None = None, rul
     from grader.staff.roster import read_roster
 
     kept = _kept(out)
-    path = Path(roster).absolute() if roster else Path(kept["roster"]) if kept.get("roster") else None
-    due = due if due is not None else kept.get("due") or None
-    rule = rule if rule is not None else kept.get("late_penalty") or None
+    path = Path(roster).absolute() if roster else Path(kept.roster) if kept.roster else None
+    due = due if due is not None else kept.due or None
+    rule = rule if rule is not None else kept.late_penalty or None
     if path is None:
         if due or rule:
             raise UsageError("--due and --late-penalty apply to a roster's learners: give --roster too")
@@ -64,17 +65,16 @@ def roster_of(out: Path, roster: Path | None = None, due: str | None = None, rul
     return Roster(path, read_roster(path), policy, due or "", rule or "")
 
 
-def _kept(out: Path) -> dict[str, str]:
+def _kept(out: Path) -> BookFile:
     try:
-        kept = json.loads((out / BOOK).read_text(encoding="utf-8"))
+        return decode_book((out / BOOK).read_bytes())
     except FileNotFoundError:
-        return {}
+        return BookFile()
+    except Mismatch:
+        raise UsageError(f"{out / BOOK}: not a gradebook's settings; fix or delete it") from None
     except (OSError, ValueError) as error:
         raise UsageError(f"{out / BOOK}: not a gradebook's settings ({type(error).__name__}); fix or delete it") \
             from None
-    if not isinstance(kept, dict) or not all(isinstance(value, str) for value in kept.values()):
-        raise UsageError(f"{out / BOOK}: not a gradebook's settings; fix or delete it")
-    return kept
 
 
 def export(out: Path, kind: str, target: Path | None, assignment: str | None) -> tuple[Path, int]:
@@ -102,17 +102,20 @@ def results_path(out: Path, submission_id: str) -> Path:
     return out / RESULTS / f"{submission_id}.json"
 
 
-def write_result(out: Path, submission_id: str, data: dict[str, Any]) -> None:
-    write_atomic(results_path(out, submission_id), json.dumps(data, indent=2) + "\n")
+def write_result(out: Path, submission_id: str, results: file.ResultsFile) -> None:
+    write_atomic(results_path(out, submission_id), file.encode(results))
 
 
 def read_key(path: Path) -> str:
-    """The key a results file was graded under; '' when it has none or cannot be read (then it is graded again)."""
+    """The key a results file was graded under; '' when it has none or cannot be read (then it is graded again).
+    A UsageError for one a newer grader wrote: this one must not grade over it."""
     try:
-        key = json.loads(path.read_text(encoding="utf-8"))["extra_data"]["submission"]["key"]
-        return key if isinstance(key, str) else ""
-    except (OSError, ValueError, KeyError, TypeError):
+        about = file.read(path).extra_data.submission
+    except file.NewerFormat as error:
+        raise UsageError(f"{path}: {error}") from None
+    except (OSError, ValueError):
         return ""
+    return about.key if about is not None else ""
 
 
 def write_gradebook(out: Path, entries: list[Entry], exercise: str = "", roster: Roster | None = None
@@ -137,8 +140,8 @@ def write_gradebook(out: Path, entries: list[Entry], exercise: str = "", roster:
     write_learner_feedback(out, rows, write_feedback(out, entries))
     write_atomic(out / "report.html", render_html(summary, entries, similarity, learners))
     if roster is not None:
-        kept = {"roster": str(roster.path), "due": roster.due, "late_penalty": roster.rule}
-        write_atomic(out / BOOK, json.dumps(kept, indent=2) + "\n")
+        kept = BookFile(roster=str(roster.path), due=roster.due, late_penalty=roster.rule)
+        write_atomic(out / BOOK, encode_book(kept))
     return summary, rows, unmatched
 
 
@@ -159,7 +162,7 @@ def merge(folders: list[Path], out: Path) -> tuple[Summary, int, list[Row], list
     if lines:
         raise UsageError(f"the {len(folders)} folders are not one cohort's shards ({len(lines)} "
                          f"problem{'s' * (len(lines) != 1)}):\n" + "\n".join(f"  {line}" for line in lines))
-    kept = {json.dumps(_kept(folder), sort_keys=True) for folder in folders}
+    kept = {_kept(folder) for folder in folders}
     if len(kept) > 1:
         raise UsageError(f"the shards were graded with different rosters or due dates (their {BOOK}): grade them "
                          f"again with the same ones")
@@ -180,10 +183,10 @@ def merge(folders: list[Path], out: Path) -> tuple[Summary, int, list[Row], list
     entries = [read[submission_id] for submission_id in sorted(read, key=lambda key: results_path(out, key).name)]
     settings = _kept(folders[0])
     first = records[0]
-    roster = roster_of(out, Path(settings["roster"]), settings.get("due", ""), settings.get("late_penalty", "")) \
-        if settings.get("roster") else None
+    roster = roster_of(out, Path(settings.roster), settings.due, settings.late_penalty) if settings.roster else None
     summary, rows, unmatched = write_gradebook(out, entries, first.exercise, roster)
     retry = to_retry(entries)
-    write_record(out, first.exercise, first.settings, (1, 1), list(found), first.cohort, first.cohort_size,
-                 summary.statuses.get(NOT_GRADED, 0), retry)
+    write_record(out, ShardFile(exercise=first.exercise, settings=first.settings, shard="1/1", submissions=list(found),
+                                cohort=first.cohort, cohort_size=first.cohort_size,
+                                not_graded=summary.statuses.get(NOT_GRADED, 0), to_retry=retry))
     return summary, retry, rows, unmatched

@@ -12,7 +12,6 @@ readable by everyone.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import sys
@@ -27,9 +26,11 @@ from grader import PACKAGE, __version__
 from grader.course.exercise import Exercise, find_exercise
 from grader.errors import GraderError, UsageError
 from grader.files import RefusedFile, kind_of, read_regular, write_atomic
-from grader.inert import inert, one_line
+from grader.inert import one_line
 from grader.report.staff_summary import failure_summary, graded_summary
 from grader.results import Report
+from grader.results.file import ResultsFile, encode
+from grader.results.from_report import refused_file
 
 ROOT_VARIABLE = "GRADER_AUTOGRADER_ROOT"  # a simulated /autograder, for trying the zip out
 
@@ -125,7 +126,7 @@ def autograde(root: Path, out: TextIO | None = None) -> int:
         report = _grade(root)
     except SubmissionProblem as problem:
         data = _refused(f"The autograder could not grade this submission: {problem}", started)
-        write_atomic(results, json.dumps(data, indent=2) + "\n")
+        write_atomic(results, encode(data))
         _say(out, failure_reason(str(problem), time.monotonic() - started))
         return 0
     except GraderError as error:
@@ -138,13 +139,11 @@ def autograde(root: Path, out: TextIO | None = None) -> int:
     seconds = time.monotonic() - started
     cause = report.not_graded or report.integrity_error
     if cause:  # nothing of this run is about the learner's code, and the reason may quote hidden cases
-        _say(out, failure_summary(cause, __version__, seconds, report.exercise, report.file, report.containment))
+        _say(out, failure_summary(cause, __version__, seconds, report))
         return 1
-    from grader.report.gradescope_json import report_to_json
+    from grader.results.from_report import results_file
 
-    data = report_to_json(report)
-    data["extra_data"]["grader_version"] = __version__
-    write_atomic(results, json.dumps(data, indent=2) + "\n")
+    write_atomic(results, encode(results_file(report, grader_version=__version__)))
     _say(out, graded_summary(report, __version__, seconds))
     return 0
 
@@ -212,8 +211,6 @@ def _shown(path: Path, folder: Path) -> str:
     return one_line(path.relative_to(folder).as_posix())
 
 
-def _refused(message: str, started: float) -> dict:
+def _refused(message: str, started: float) -> ResultsFile:
     """results.json for a submission that holds nothing to grade: the learner's message, no test."""
-    return {"score": 0.0, "execution_time": round(time.monotonic() - started, 3), "output": inert(message),
-            "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden", "tests": [],
-            "extra_data": {"status": "error", "grader_version": __version__}}
+    return refused_file(message, time.monotonic() - started, __version__)

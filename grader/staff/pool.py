@@ -68,9 +68,9 @@ def grade_all(exercise: Exercise, todo: list[Job], jobs: int) -> Iterator[tuple[
 
 
 def grade_one(exercise: Exercise, job: Job) -> dict[str, Any]:
-    """Grade one submission's bytes as the exercise's file; its results file's data, or why it was not graded."""
+    """Grade one submission's bytes as the exercise's file; its results file, or why it was not graded."""
     from grader.grading.pipeline import grade
-    from grader.report.gradescope_json import report_to_json
+    from grader.results.from_report import results_file
 
     folder = Path(tempfile.mkdtemp(prefix="grader-cohort-"))
     try:
@@ -88,7 +88,7 @@ def grade_one(exercise: Exercise, job: Job) -> dict[str, Any]:
                        confined=True)
         if report.integrity_error or report.not_graded:
             return {"not_graded": report.integrity_error or report.not_graded, "lasting": False}
-        return {"report": report_to_json(report), "seconds": report.seconds}
+        return {"report": results_file(report), "seconds": report.seconds}
     except GraderError as error:
         return {"not_graded": f"grader error: {error}", "lasting": False}
     except Exception as error:  # noqa: BLE001  (the grader's own failure on one submission must not stop the rest)

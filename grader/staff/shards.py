@@ -1,25 +1,22 @@
-"""A gradebook's shard record (shard.json), and the checks that shards' gradebooks make one gradebook together.
+"""The checks that shards' gradebooks make one gradebook together, over the shard records (shard.json) they keep.
 
-`grader grade` writes shard.json beside results/ on every run, an empty shard's included: the exercise, the
-settings its verdicts were reached under (the course key among them), which shard of how many, the ids of the
-shard's submissions, and a hash of every id the run found, so that a merge can tell shards of one cohort, graded
-one way, from anything else, and say which shard is missing.
+The record's fields and its file are grader.results.book's; a merge reads each folder's, and tells shards of one
+cohort, graded one way, from anything else, saying which shard is missing.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from grader.errors import UsageError
 from grader.files import write_atomic
 from grader.inert import one_line
+from grader.results.book import SHARD_FILE, ShardFile, decode_shard, encode_shard
 
-RECORD = "shard.json"
-FORMAT = 1  # shard.json's own layout; a merge refuses one it does not know
+RECORD = SHARD_FILE
 SHOWN = 5   # ids named in one line of a merge's complaint; the rest are counted
 
 
@@ -45,14 +42,10 @@ def cohort_hash(ids: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(ids)).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def write_record(out: Path, exercise: str, settings: dict[str, Any], shard: tuple[int, int], mine: list[str],
-                 cohort: str, cohort_size: int, not_gradable: int, to_retry: int) -> None:
+def write_record(out: Path, record: ShardFile) -> None:
     """shard.json in `out`; its counts let a job script tell a complete shard with ungradable entries (to_retry 0)
     from one to run again, whatever its exit status."""
-    data = {"format": FORMAT, "exercise": exercise, "settings": settings, "shard": f"{shard[0]}/{shard[1]}",
-            "submissions": sorted(mine), "cohort": cohort, "cohort_size": cohort_size,
-            "not_graded": not_gradable, "to_retry": to_retry}
-    write_atomic(out / RECORD, json.dumps(data, indent=2) + "\n")
+    write_atomic(out / RECORD, encode_shard(replace(record, submissions=sorted(record.submissions))))
 
 
 def read_record(folder: Path) -> ShardRecord:
@@ -62,16 +55,10 @@ def read_record(folder: Path) -> ShardRecord:
         raise UsageError(f"{folder}: no {RECORD} here: not a gradebook of `grader grade`, or one written by an "
                          f"earlier version (run its `grader grade` command again: what is graded is kept)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT:
-            raise ValueError(f"format {data.get('format')!r}, not {FORMAT}")
-        k, n = (int(part) for part in str(data["shard"]).split("/"))
-        if not 1 <= k <= n:
-            raise ValueError(f"shard {data['shard']!r}")
-        return ShardRecord(folder, str(data["exercise"]), dict(data["settings"]), (k, n),
-                           tuple(str(item) for item in data["submissions"]), str(data["cohort"]),
-                           int(data["cohort_size"]))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        found = decode_shard(path.read_bytes())
+        return ShardRecord(folder, found.exercise, dict(found.settings), found.split, tuple(found.submissions),
+                           found.cohort, found.cohort_size)
+    except (OSError, ValueError) as error:
         detail = error.strerror if isinstance(error, OSError) else f"{type(error).__name__}: {error}"
         raise UsageError(f"{path}: not a shard record of `grader grade` ({one_line(str(detail))})") from None
 

@@ -1,4 +1,5 @@
-"""Submission archives: the learner's file and a manifest of hashes, from a bundle's `grader submit`, read safely."""
+"""Submission archives, the hand-in format: the learner's file and a manifest of hashes, written by a bundle's
+`grader submit`, read (safely) by `grader grade`."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any
 from grader import __version__
 from grader.errors import GraderError
 from grader.files import now, unique_path
+from grader.results.typed import Mismatch, from_json, to_json
 
 MANIFEST = "manifest.json"
 FORMAT = "grader-submission/1"
@@ -34,6 +36,27 @@ class ArchiveError(GraderError):
     """A submission archive that is malformed, tampered with, or not the one expected."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class ManifestEntry:
+    """One file of the archive, as its manifest lists it."""
+
+    name: str
+    sha256: str
+    bytes: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Manifest:
+    """manifest.json: the exercise, each file's hash, and one hash over them all."""
+
+    format: str
+    exercise: str
+    files: list[ManifestEntry]
+    content_sha256: str
+    grader_version: str
+    created: str  # %Y-%m-%dT%H:%M:%S%z, when the archive was written
+
+
 @dataclass(frozen=True)
 class Archive:
     """A verified archive: which exercise, its files by name, and the manifest they matched."""
@@ -41,7 +64,7 @@ class Archive:
     path: Path
     exercise: str
     files: dict[str, bytes]
-    manifest: dict[str, Any]
+    manifest: Manifest
 
 
 def content_hash(files: dict[str, bytes]) -> str:
@@ -54,18 +77,18 @@ def content_hash(files: dict[str, bytes]) -> str:
 
 def write_submission(folder: Path, exercise: str, files: dict[str, bytes]) -> Archive:
     """A new archive `folder/EX-<stamp>.zip` (never one that exists) holding `files` and their manifest, verified."""
-    manifest = {"format": FORMAT, "exercise": exercise,
-                "files": [{"name": name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-                          for name, data in sorted(files.items())],
-                "content_sha256": content_hash(files), "grader_version": __version__,
-                "created": now("%Y-%m-%dT%H:%M:%S%z")}
+    manifest = Manifest(format=FORMAT, exercise=exercise,
+                        files=[ManifestEntry(name=name, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+                               for name, data in sorted(files.items())],
+                        content_sha256=content_hash(files), grader_version=__version__,
+                        created=now("%Y-%m-%dT%H:%M:%S%z"))
     path = None
     try:
         path = unique_path(folder, f"{exercise}-{now()}", ".zip")
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
             for name, data in sorted(files.items()):
                 archive.writestr(_member(name), data)
-            archive.writestr(_member(MANIFEST), json.dumps(manifest, indent=2) + "\n")
+            archive.writestr(_member(MANIFEST), json.dumps(to_json(manifest), indent=2) + "\n")
         written = read_submission(path, exercise)
     except BaseException as error:  # an interrupt too: no half-written archive is left to be handed in
         if path is not None:
@@ -115,18 +138,18 @@ def read_submission(path: Path, exercise: str | None = None, data: bytes | None 
     if MANIFEST not in contents:
         raise refuse(f"has no {MANIFEST}")
     manifest = _parse_manifest(contents.pop(MANIFEST), refuse)
-    listed = {entry["name"]: entry for entry in manifest["files"]}
+    listed = {entry.name: entry for entry in manifest.files}
     if set(listed) != set(contents):
         raise refuse(f"its files ({', '.join(sorted(contents)) or 'none'}) are not those its manifest lists "
                      f"({', '.join(sorted(listed)) or 'none'}): it was changed after it was written")
     for name, data in contents.items():
-        if hashlib.sha256(data).hexdigest() != listed[name]["sha256"]:
+        if hashlib.sha256(data).hexdigest() != listed[name].sha256:
             raise refuse(f"{name} does not match its hash in the manifest: it was changed after it was written")
-    if content_hash(contents) != manifest["content_sha256"]:
+    if content_hash(contents) != manifest.content_sha256:
         raise refuse("its content hash does not match the manifest: it was changed after it was written")
-    if exercise is not None and manifest["exercise"] != exercise:
-        raise refuse(f"is a submission for {manifest['exercise']!r}, not {exercise!r}")
-    return Archive(Path(path), manifest["exercise"], contents, manifest)
+    if exercise is not None and manifest.exercise != exercise:
+        raise refuse(f"is a submission for {manifest.exercise!r}, not {exercise!r}")
+    return Archive(Path(path), manifest.exercise, contents, manifest)
 
 
 def _check_members(members: list[zipfile.ZipInfo], refuse: Any) -> list[zipfile.ZipInfo]:
@@ -158,21 +181,19 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, refuse: Any) -
     return data
 
 
-def _parse_manifest(raw: bytes, refuse: Any) -> dict[str, Any]:
+def _parse_manifest(raw: bytes, refuse: Any) -> Manifest:
     try:
-        manifest = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        manifest = from_json(Manifest, json.loads(raw.decode("utf-8"), parse_constant=_reject_constant))
+    except Mismatch:
+        raise refuse(f"its {MANIFEST} is not a {FORMAT} manifest") from None
     except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise refuse(f"its {MANIFEST} is not valid JSON ({type(error).__name__})") from None
-    entries = manifest.get("files") if isinstance(manifest, dict) else None
+    names = [entry.name for entry in manifest.files]
     well_formed = (
-        isinstance(entries, list) and manifest.get("format") == FORMAT
-        and isinstance(manifest.get("exercise"), str) and SAFE_NAME.fullmatch(manifest["exercise"])
-        and _is_sha256(manifest.get("content_sha256"))
-        and all(isinstance(manifest.get(key), str) for key in ("grader_version", "created"))
-        and all(isinstance(entry, dict) and isinstance(entry.get("name"), str)
-                and SAFE_NAME.fullmatch(entry["name"]) and entry["name"] != MANIFEST
-                and _is_sha256(entry.get("sha256")) for entry in entries)
-        and len({entry["name"] for entry in entries}) == len(entries))
+        manifest.format == FORMAT and SAFE_NAME.fullmatch(manifest.exercise) and _is_sha256(manifest.content_sha256)
+        and all(SAFE_NAME.fullmatch(entry.name) and entry.name != MANIFEST and _is_sha256(entry.sha256)
+                for entry in manifest.files)
+        and len(set(names)) == len(names))
     if not well_formed:
         raise refuse(f"its {MANIFEST} is not a {FORMAT} manifest")
     return manifest
