@@ -319,7 +319,7 @@ def test_what_counts_as_one_submission(tmp_path):
 def test_submission_archives_are_graded_once_verified(scale, capsys, tmp_path):
     import zipfile
 
-    from grader.staff.archive import write_submission
+    from grader.results.archive import write_submission
 
     solution = (scale / "solutions/02-scale/scale.py").read_bytes()
     folder = tmp_path / "cohort"  # one folder per learner, holding the archive their bundle wrote

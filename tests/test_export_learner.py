@@ -23,7 +23,7 @@ from conftest import REPO, SUBMISSIONS, make_course, ring_exercise
 
 from grader.cli import main
 from grader.course import mistakes
-from grader.staff import archive
+from grader.results import archive
 
 EXERCISES = ("07-ring-attention", "01-stable-softmax")
 HAND_IN = "upload the zip to the course site under Submissions"

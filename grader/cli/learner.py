@@ -140,7 +140,7 @@ def _graded(args: argparse.Namespace, console: Console, mode: str, started: floa
 def _archive(exercise: Exercise, file: Path, console: Console) -> None:
     """Write the learner's file, under the stub's name, to a verified archive in submissions/, and say where."""
     from grader.course.exercise import hand_in
-    from grader.staff.archive import write_submission
+    from grader.results.archive import write_submission
 
     try:
         content = read_regular(file)  # what was graded: never a link, a pipe or a file over the bound

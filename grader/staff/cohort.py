@@ -31,7 +31,7 @@ from grader.results.cohort import (
     load_entries,
 )
 from grader.staff import gradebook
-from grader.staff.archive import ArchiveError
+from grader.results.archive import ArchiveError
 from grader.staff.fingerprints import fingerprints, given_code
 from grader.staff.intake import Submission, find_submissions, read_graded, submitted_at
 from grader.staff.pool import Job, grade_all

@@ -155,7 +155,7 @@ def read_graded(submission: Submission, stub: str, exercise: str) -> tuple[str, 
     if submission.file.suffix.lower() != ".zip":
         data = read_regular(submission.file, SOURCE_LIMIT)
         return hashlib.sha256(data).hexdigest(), data
-    from grader.staff.archive import MAX_ARCHIVE_BYTES, ArchiveError, read_submission
+    from grader.results.archive import MAX_ARCHIVE_BYTES, ArchiveError, read_submission
 
     data = read_regular(submission.file, MAX_ARCHIVE_BYTES)  # read once: the archive checked is the one read
     try:
@@ -175,7 +175,7 @@ def submitted_at(submission: Submission) -> str:
         return ""
     try:
         if submission.file.suffix.lower() == ".zip":
-            from grader.staff.archive import read_submission
+            from grader.results.archive import read_submission
 
             created = read_submission(submission.file).manifest["created"]
             return datetime.strptime(created, "%Y-%m-%dT%H:%M:%S%z").isoformat()
