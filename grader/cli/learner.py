@@ -102,13 +102,13 @@ def _graded(args: argparse.Namespace, console: Console, mode: str, started: floa
         renderer.announce()
     from grader.course.examples import select
     from grader.grading.pipeline import grade
+    from grader.grading.request import Limits, Run
     from grader.report.gradescope_json import report_to_json, write_json
 
     only = select(exercise, args.pattern, group) if getattr(args, "pattern", None) else None  # run -k
+    limits = Limits(args.time_limit, args.memory_limit_mb, args.time_budget)
     with renderer.live():  # a progress bar on a terminal, gone before the summary
-        report = grade(exercise, file, mode, args.device, on_result=renderer.case, on_start=renderer.start,
-                       time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,
-                       group=group, time_budget=args.time_budget, only=only)
+        report = grade(Run(limits.on(exercise), file, mode, args.device, group, only), renderer)
     if only is not None:
         report.selection = args.pattern
         report.notes.append(f"Only the examples matching -k {args.pattern!r} ran ({len(only)}).")

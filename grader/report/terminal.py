@@ -118,7 +118,8 @@ class TerminalRenderer:
                 say(self.console, f"[muted]{show(containment)}[/]")
             self._containment = ""
 
-    def case(self, result: CaseResult) -> None:
+    def finished(self, result: CaseResult) -> None:
+        """One case's result, as soon as it is known (grader/grading/request.py, Listener)."""
         self._live.advance(result)
         if result.load_failed:
             return  # the file could not be imported: said once, with the count, at the end
