@@ -58,14 +58,14 @@ def test_folders_above_the_file_may_be_links_the_file_may_not(tmp_path) -> None:
 
 
 def test_the_submitted_snapshot_and_the_bundle_archive_never_follow_a_link(exercise, tmp_path) -> None:
-    from grader.cli.learner import _archive
+    from grader.learner.submit import _archive
 
     real = tmp_path / "real.py"
     real.write_text("x = 1\n")
     (tmp_path / "link.py").symlink_to(real)
     assert snapshot(real) == b"x = 1\n" and snapshot(tmp_path / "link.py") is None
     with pytest.raises(UsageError, match=r"could not be read to archive it \(a symbolic link\)"):
-        _archive(exercise, tmp_path / "link.py", Console(file=io.StringIO()))
+        _archive(exercise, tmp_path / "link.py")
     assert not (exercise.root / "submissions").exists()
 
 
