@@ -73,6 +73,8 @@ def measure(exercise: object, audited: set[str], path: Path) -> dict[str, tuple[
     """Per audited case: (peak bytes, budget bytes, outcome, seconds, message) for `path`, graded as a submission is."""
     from grader.grading.case import Judge
     from grader.grading.pipeline import grade
+    from grader.grading.request import Limits, Run
+    from grader.sandbox import zygote
 
     seen: dict[str, tuple[int | None, int]] = {}
     original = Judge._judge
@@ -84,7 +86,9 @@ def measure(exercise: object, audited: set[str], path: Path) -> dict[str, tuple[
 
     Judge._judge = judged
     try:
-        report = grade(exercise, path, "submit", "cpu", only=audited, time_limit=60, diagnose=False)
+        with zygote.held():  # the grade's workers fork from one process that imported torch
+            report = grade(Run(Limits(time_limit=60).on(exercise), path, "submit", "cpu", only=audited,
+                               diagnose=False))
     finally:
         Judge._judge = original
     if report.not_graded or report.load_error:

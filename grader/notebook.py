@@ -1,15 +1,17 @@
 """The notebook's front door: `%grader COMMAND ...` runs a command as the terminal does, `%%grader_file EX` saves a cell.
 
-Loaded by `%load_ext grader` (grader/__init__.py hands IPython's hook on to `register`). A command runs through
-the `grader` command's own `main`, so its report, its messages and its exit statuses are the terminal's; inside
-a notebook (Jupyter, JupyterLab, VS Code, Colab) Rich sees the kernel and sends each printed line to the cell as
-rich output (HTML and plain text) instead of a terminal. Nothing here ever leaves a traceback in a cell.
+Loaded by `%load_ext grader` (grader/__init__.py hands IPython's hook on to `register`). `run` and `submit` are
+graded by the learner's library entry point (grader/learner/submit.py), every other command runs through the
+`grader` command's own `main`; either way its report, its messages and its exit statuses are the terminal's.
+Inside a notebook (Jupyter, JupyterLab, VS Code, Colab) Rich sees the kernel and sends each printed line to the
+cell as rich output (HTML and plain text) instead of a terminal. Nothing here ever leaves a traceback in a cell.
 """
 
 from __future__ import annotations
 
 import shlex
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from grader.errors import GraderError, UsageError
 from grader.inert import inert
 
 LINE_MAGIC, CELL_MAGIC = "grader", "grader_file"
+GRADED = ("run", "submit")  # the commands graded here through grader/learner/submit.py
 USAGE = "usage: %%grader_file EX, then the file's whole text in the rest of the cell (EX: 07 or its full name)"
 
 
@@ -28,7 +31,7 @@ def register(ipython: Any) -> None:
 
 def run_command(line: str) -> None:
     """`%grader run 07 --verbose`: the rest of the line is a `grader` command line, run in this kernel."""
-    from grader.cli import main
+    from grader.cli import main, stoppable
 
     try:
         argv = shlex.split(line)
@@ -39,7 +42,10 @@ def run_command(line: str) -> None:
     # lives on, and its next interrupt must work: its own handlers come back whatever happened.
     handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
-        main(argv)
+        if argv and argv[0] in GRADED:
+            stoppable(lambda: _graded(argv))
+        else:
+            main(argv)
     except SystemExit:
         pass  # argparse has said what was wrong (or printed the help): the terminal's words, not a traceback
     finally:
@@ -48,6 +54,27 @@ def run_command(line: str) -> None:
                 signal.signal(signum, signal.SIG_DFL if handler is None else handler)
             except ValueError:  # not the main thread: main() set nothing there either
                 pass
+
+
+def _graded(argv: list[str]) -> int:
+    """`%grader run ...` or `%grader submit ...`: the line read as the command reads it, then graded and shown as the
+    terminal shows it; the command's exit status. The duration shown is the cell's, not the kernel's."""
+    from grader.cli import answered
+    from grader.cli.common import exercise_from_args, exit_status, learner_view
+    from grader.cli.parser import build_parser
+    from grader.learner.submit import Request, grade_learner
+    from grader.report.terminal import make_console
+
+    started = time.monotonic()
+    args = build_parser().parse_args(argv)  # a usage error: argparse's own words, and SystemExit
+    console = make_console()
+
+    def graded() -> int:
+        exercise = exercise_from_args(args)
+        view = learner_view(console, exercise, args.verbose, started)
+        return exit_status(grade_learner(Request.from_args(args, args.command, exercise), view).report)
+
+    return answered(console, graded)
 
 
 def write_cell(line: str, cell: str) -> None:

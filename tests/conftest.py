@@ -45,6 +45,13 @@ def one_zygote_per_test_process():
         zygote.stop()
 
 
+class Heard:
+    """A listener (grader/grading/request.py) made of two calls: how a test watches a grade as it goes."""
+
+    def __init__(self, start=lambda report: None, finished=lambda result: None) -> None:
+        self.start, self.finished = start, finished
+
+
 def own_processes() -> dict[int, str]:
     """pid -> command line and (in brackets) name of every live (not zombie) descendant of this test process.
 

@@ -7,6 +7,7 @@ import torch
 
 from grader.grading import answer_cache, case
 from grader.grading.pipeline import grade
+from grader.grading.request import Run
 
 KEY = "exercise-hash\0case-json"
 
@@ -47,7 +48,7 @@ def test_what_would_not_load_back_is_not_stored_and_a_read_only_course_is_passed
 def test_a_second_command_reads_the_slow_answers_instead_of_computing_them(exercise, course, trusted_disk,
                                                                            monkeypatch) -> None:
     monkeypatch.setattr(answer_cache, "SLOW_SECONDS", 0.0)  # every answer counts as slow: all of them stored
-    first = grade(exercise, exercise.solution, "run", "cpu")
+    first = grade(Run(exercise, exercise.solution, "run", "cpu"))
     assert first.failed == 0
     stored = list((course / answer_cache.FOLDER).glob("*.pt"))
     assert len(stored) == len(first.results)
@@ -67,7 +68,7 @@ def test_a_second_command_reads_the_slow_answers_instead_of_computing_them(exerc
         return checker
 
     monkeypatch.setattr(pipeline, "load_checker", refusing)
-    second = grade(exercise, exercise.solution, "run", "cpu")
+    second = grade(Run(exercise, exercise.solution, "run", "cpu"))
     assert [r.outcome for r in second.results] == [r.outcome for r in first.results]
 
 
@@ -89,6 +90,6 @@ def test_where_it_cannot_be_trusted_nothing_is_read_or_written(exercise, course,
     monkeypatch.setattr(answer_cache, "usable", lambda: False)
     case._PREPARED.clear()
     case._PREPARING.clear()
-    report = grade(exercise, exercise.solution, "run", "cpu")
+    report = grade(Run(exercise, exercise.solution, "run", "cpu"))
     assert report.failed == 0
     assert not (course / answer_cache.FOLDER).exists()

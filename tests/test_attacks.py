@@ -18,6 +18,7 @@ from conftest import FIXTURES, REPO, own_processes, ring_checker, ring_exercise,
 from grader.cli import main
 from grader.course.cases import Case
 from grader.grading.pipeline import grade
+from grader.grading.request import Limits, Run
 from grader.report.gradescope_json import report_to_json
 from grader.results import Outcome
 
@@ -82,8 +83,8 @@ def graded_safely(exercise, course, path: Path, may_pass: bool = False, **option
     (course / ".grader" / "state.json").write_text('{"exercises": {}}\n')
     before_files = fingerprint(course, REPO / "grader", path.parent)
     before = own_processes()
-    options.setdefault("time_limit", TIME_LIMIT)
-    report = grade(exercise, path, options.pop("mode", "submit"), "cpu", **options)
+    limits = Limits(options.pop("time_limit", TIME_LIMIT), options.pop("memory_limit_mb", None))
+    report = grade(Run(limits.on(exercise), path, options.pop("mode", "submit"), "cpu", **options))
     assert survivors(before) == []
     assert fingerprint(course, REPO / "grader", path.parent) == before_files
     assert may_pass or report.status != "passed"
@@ -129,7 +130,7 @@ def test_a_course_changed_while_grading_is_an_error_not_a_pass(attacked, course,
         return original(self, limit)
 
     monkeypatch.setattr(worker_client.WorkerClient, "wait_ready", meddle)
-    report = grade(attacked, attacked.solution, "run", "cpu")
+    report = grade(Run(attacked, attacked.solution, "run", "cpu"))
     assert report.status == "error"
     assert report.integrity_error.startswith("the course files changed while grading (1: solutions/")
 
@@ -245,11 +246,12 @@ def test_the_graders_environment_and_files_stay_out_of_sight(attacked, course, t
 
 def ring_case(learner: Path, case):
     """One case of exercise 07's distributed suite, as `grader run --ring` runs it."""
-    from grader.grading.group import run_case
+    from grader.grading.group import SuiteRun, run_case
     from grader.grading.pipeline import load_reference
 
     exercise = ring_exercise()
-    return run_case(exercise, ring_checker().suites()["ring"], learner, case, False, load_reference(exercise), 3.0)
+    suite = ring_checker().suites()["ring"]
+    return run_case(Run(exercise, learner), SuiteRun(suite, suite.world_of(case), load_reference(exercise), 3.0), case)
 
 
 def test_a_ring_that_never_exchanges_its_shards_fails(tmp_path):

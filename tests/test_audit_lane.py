@@ -14,6 +14,7 @@ from grader.course.exercise import find_exercise
 from grader.grading.audit_lane import AuditLane
 from grader.grading.case import Judge
 from grader.grading.pipeline import _expected, grade, load_reference, load_trusted
+from grader.grading.request import Run
 from grader.grading.worker_client import WorkerClient
 from grader.results import Outcome
 from grader.sandbox.machine import sandboxes_apart
@@ -51,7 +52,7 @@ def graded_with_calls(monkeypatch: pytest.MonkeyPatch, learner: Path) -> tuple[l
     monkeypatch.setattr(WorkerClient, "start", starting)
     exercise = ring_exercise()
     examples = {case.name for case in load_trusted(exercise, "run").cases}
-    report = grade(exercise, learner, "submit", "cpu", only={AUDITED, *HIDDEN, *examples})
+    report = grade(Run(exercise, learner, "submit", "cpu", only={AUDITED, *HIDDEN, *examples}))
     return report.results, calls
 
 
@@ -94,11 +95,11 @@ def test_a_file_that_does_not_import_in_the_examples_starts_no_lane(monkeypatch,
     learner = tmp_path / "ring_attention.py"
     learner.write_text("import no_such_module_here\n")
     examples = {case.name for case in load_trusted(ring_exercise(), "run").cases}
-    report = grade(ring_exercise(), learner, "submit", "cpu", only={AUDITED, *HIDDEN, *examples})
+    report = grade(Run(ring_exercise(), learner, "submit", "cpu", only={AUDITED, *HIDDEN, *examples}))
     assert started == [] and report.load_error
     assert all(result.outcome is Outcome.ERROR and result.load_failed for result in report.results)
     # With no example to import it first, the lane's worker finds the same error, said the same way.
-    report = grade(ring_exercise(), learner, "submit", "cpu", only={AUDITED, *HIDDEN})
+    report = grade(Run(ring_exercise(), learner, "submit", "cpu", only={AUDITED, *HIDDEN}))
     assert len(started) == (1 if sandboxes_apart() else 0)
     assert {(result.outcome, result.load_failed, result.message) for result in report.results} == \
         {(Outcome.ERROR, True, report.load_error.splitlines()[0])}
@@ -144,7 +145,7 @@ def graded_ring(monkeypatch: pytest.MonkeyPatch, learner: Path) -> tuple[list, s
         return run_case(*args, **kwargs)
 
     monkeypatch.setattr(group, "run_case", recording)
-    report = grade(ring_exercise(), learner, "submit", "cpu", only={*HIDDEN, "ring2-uneven", "ring2-even-split"})
+    report = grade(Run(ring_exercise(), learner, "submit", "cpu", only={*HIDDEN, "ring2-uneven", "ring2-even-split"}))
     return report.results, threads
 
 
@@ -164,6 +165,7 @@ def test_the_ring_suite_beside_the_hidden_cases_reports_what_it_reports_in_turn(
 
 
 def test_a_suite_beside_is_abandoned_within_a_poll_and_its_error_is_raised_where_it_is_taken():
+    from grader.grading.request import UNHEARD
     from grader.grading.suite_beside import SuiteBeside
     from grader.results import Report
 
@@ -177,4 +179,4 @@ def test_a_suite_beside_is_abandoned_within_a_poll_and_its_error_is_raised_where
 
     failing = SuiteBeside(broken, Report("x", "submit", "f.py")).start()
     with pytest.raises(RuntimeError, match="the suite's own bug"):
-        failing.take(Report("x", "submit", "f.py"), lambda result: None)
+        failing.take(Report("x", "submit", "f.py"), UNHEARD)

@@ -116,11 +116,12 @@ def test_where_nothing_counts_every_process_the_memory_cases_are_not_judged_neve
 def memory_cases_graded(path: Path) -> dict[str, CaseResult]:
     """The memory-audited cases alone, graded as a submission is: after a warm-up call of the learner's function."""
     from grader.grading.pipeline import grade
+    from grader.grading.request import Limits, Run
 
     exercise = ring_exercise()
     names = {case.name for case in load_trusted(exercise, "submit", False).cases if "memory" in case.audit}
     # A generous limit: importing torch._dynamo takes a few seconds of the import's own limit on a busy machine.
-    report = grade(exercise, path, "submit", "cpu", only=names, time_limit=30, diagnose=False)
+    report = grade(Run(Limits(time_limit=30).on(exercise), path, "submit", "cpu", only=names, diagnose=False))
     return {result.name: result for result in report.results}
 
 

@@ -12,6 +12,7 @@ from conftest import FIXTURES, REPO, own_processes, survivors
 from grader.errors import ConfigError, UsageError
 from grader.grading.budget import GIVE_UP_AFTER, WALL_ALLOWANCE, WALL_FACTOR, Budget
 from grader.grading.pipeline import grade
+from grader.grading.request import Limits, Run
 from grader.results import CaseResult, Outcome
 
 TIME_LIMIT = 1.0
@@ -42,7 +43,8 @@ def looping_exercise(course, exercise):
 def test_after_a_few_timeouts_the_function_is_given_up_on_and_nothing_passes(looping_exercise) -> None:
     before = own_processes()
     started = time.monotonic()
-    report = grade(looping_exercise, FIXTURES / "hostile/infinite_loop.py", "run", "cpu", time_limit=TIME_LIMIT)
+    report = grade(Run(Limits(time_limit=TIME_LIMIT).on(looping_exercise), FIXTURES / "hostile/infinite_loop.py", "run",
+                       "cpu"))
     elapsed = time.monotonic() - started
     ring = [result for result in report.results if result.function == "ring_attention"]
     assert [result.outcome for result in ring] == [Outcome.TIMED_OUT] * RING_CASES
@@ -62,7 +64,7 @@ def test_after_a_few_timeouts_the_function_is_given_up_on_and_nothing_passes(loo
 
 def test_a_used_up_budget_leaves_every_remaining_case_timed_out_and_says_so(exercise) -> None:
     # The budget is the CPU the learner's code used: the first case runs, and uses it up.
-    report = grade(exercise, exercise.solution, "run", "cpu", time_budget=0.001)
+    report = grade(Run(Limits(time_budget=0.001).on(exercise), exercise.solution, "run", "cpu"))
     first, *rest = report.results
     assert first.passed and first.cpu_seconds > 0.001 and not first.not_run
     assert rest and all(result.outcome is Outcome.TIMED_OUT for result in rest)
@@ -74,13 +76,13 @@ def test_a_used_up_budget_leaves_every_remaining_case_timed_out_and_says_so(exer
 
 def test_the_ring_suite_keeps_to_the_budget_too(exercise) -> None:
     # Its ranks are never started: with the budget gone, each ring case is reported without running.
-    report = grade(exercise, exercise.solution, "run", "cpu", group=("ring", 2), time_budget=0.001)
+    report = grade(Run(Limits(time_budget=0.001).on(exercise), exercise.solution, "run", "cpu", group=("ring", 2)))
     ring = [result for result in report.results if result.function == "distributed_ring"]
     assert ring and all(result.not_run == "budget" for result in ring)
 
 
 def test_a_generous_budget_changes_nothing(exercise) -> None:
-    report = grade(exercise, exercise.solution, "run", "cpu", time_budget=600)
+    report = grade(Run(Limits(time_budget=600).on(exercise), exercise.solution, "run", "cpu"))
     assert report.results and report.failed == 0
     assert not any(result.not_run for result in report.results)
     assert not any("not run" in note for note in report.notes)
@@ -88,7 +90,7 @@ def test_a_generous_budget_changes_nothing(exercise) -> None:
 
 def test_a_budget_that_is_not_positive_is_refused(exercise, course) -> None:
     with pytest.raises(UsageError, match="--time-budget must be a positive number"):
-        grade(exercise, exercise.solution, "run", "cpu", time_budget=0)
+        grade(Run(Limits(time_budget=0).on(exercise), exercise.solution, "run", "cpu"))
     from grader.course.exercise import find_exercise
 
     settings = course / "exercises/07-ring-attention/exercise.yaml"

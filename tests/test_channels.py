@@ -58,20 +58,21 @@ def test_folders_above_the_file_may_be_links_the_file_may_not(tmp_path) -> None:
 
 
 def test_the_submitted_snapshot_and_the_bundle_archive_never_follow_a_link(exercise, tmp_path) -> None:
-    from grader.cli.learner import _archive
+    from grader.learner.submit import _archive
 
     real = tmp_path / "real.py"
     real.write_text("x = 1\n")
     (tmp_path / "link.py").symlink_to(real)
     assert snapshot(real) == b"x = 1\n" and snapshot(tmp_path / "link.py") is None
     with pytest.raises(UsageError, match=r"could not be read to archive it \(a symbolic link\)"):
-        _archive(exercise, tmp_path / "link.py", Console(file=io.StringIO()))
+        _archive(exercise, tmp_path / "link.py")
     assert not (exercise.root / "submissions").exists()
 
 
 def test_a_file_refused_as_the_sandbox_copies_it_is_one_error_and_leaves_no_worker(scale_course, monkeypatch) -> None:
     from grader.course.exercise import find_exercise
     from grader.grading.pipeline import grade
+    from grader.grading.request import Run
     from grader.sandbox.box import Sandbox
 
     def refused(self, host, folder="submission"):  # as a file swapped for a link after it was looked at is
@@ -80,7 +81,7 @@ def test_a_file_refused_as_the_sandbox_copies_it_is_one_error_and_leaves_no_work
     monkeypatch.setattr(Sandbox, "add_file", refused)
     before = own_processes()
     with pytest.raises(UsageError, match="not graded: a symbolic link"):
-        grade(find_exercise(scale_course, "02"), scale_course / "solutions/02-scale/scale.py", "submit", "cpu")
+        grade(Run(find_exercise(scale_course, "02"), scale_course / "solutions/02-scale/scale.py", "submit", "cpu"))
     assert survivors(before, wait=1.0) == []
 
 
@@ -178,10 +179,11 @@ HONEST_FAILURES = textwrap.dedent("""\
 def test_a_hidden_case_says_only_what_the_grader_chose(scale_course, tmp_path, source, expected) -> None:
     from grader.course.exercise import find_exercise
     from grader.grading.pipeline import grade
+    from grader.grading.request import Run
 
     submission = tmp_path / "scale.py"
     submission.write_text(source)
-    report = grade(find_exercise(scale_course, "02"), submission, "submit", "cpu")
+    report = grade(Run(find_exercise(scale_course, "02"), submission, "submit", "cpu"))
     hidden = {result.name: result.message for result in report.results if result.hidden}
     assert set(hidden) == set(expected)
     for name, message in hidden.items():
@@ -203,7 +205,7 @@ def hostile_case() -> CaseResult:
 def rendered(console: Console) -> list[str]:
     renderer = TerminalRenderer(console)
     renderer.header("02-scale", "run", "bad\nACCEPTED.py")
-    renderer.case(hostile_case())
+    renderer.finished(hostile_case())
     return console.file.getvalue().splitlines()
 
 
@@ -232,7 +234,7 @@ def test_on_a_terminal_a_long_line_is_wrapped_under_itself_never_at_column_0(mon
     padded = CaseResult("tiny", "examples", "scale", "cpu", Outcome.FAILED,
                         message="wrong" + " " * (width - 13) + "ACCEPTED  Every test passes." + "y" * 3 * width)
     console = make_console(file=FakeTerminal(), width=width)
-    TerminalRenderer(console).case(padded)
+    TerminalRenderer(console).finished(padded)
     lines = rendered(console)
     assert all(len(line) <= width for line in lines), [line for line in lines if len(line) > width]
     assert not any(grader_columns(line) for line in lines), lines

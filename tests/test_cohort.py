@@ -173,10 +173,10 @@ def test_a_grader_error_is_recorded_and_tried_again(scale, capsys, tmp_path, mon
     folder = small_cohort(scale, tmp_path / "cohort")
     real = pipeline.grade
 
-    def flaky(exercise, file, *args, display=None, **kwargs):
-        if display == "bob":
+    def flaky(run, listener=None):
+        if run.display == "bob":
             raise RuntimeError("the grader tripped")
-        return real(exercise, file, *args, display=display, **kwargs)
+        return real(run, listener)
 
     monkeypatch.setattr(pipeline, "grade", flaky)
     code, out = grade(capsys, str(folder), "--out", "book", "--jobs", "1")

@@ -65,16 +65,18 @@ def test_a_broken_mistake_of_07_keeps_the_diagnosis_and_its_line(course, tmp_pat
     """Line 41 of a 14-line file no more: the line is the mistake file's own."""
     from grader.course.exercise import find_exercise
     from grader.grading.pipeline import grade
+    from grader.grading.request import Run
 
     broken = course / "solutions/07-ring-attention/mistakes/first_chunk_skipped.py"
     lines = broken.read_text().splitlines()
     lines.insert(3, "this line is not Python")
     broken.write_text("\n".join(lines) + "\n")
-    report = grade(find_exercise(course, None), REPO / "tests/fixtures/submissions/wrong_no_rescale.py", "run", "cpu")
+    report = grade(Run(find_exercise(course, None), REPO / "tests/fixtures/submissions/wrong_no_rescale.py", "run",
+                       "cpu"))
     assert {r.diagnosis.mistake for r in report.results if r.diagnosis} == {"add_without_rescale"}
     assert any("mistakes/first_chunk_skipped.py:4: SyntaxError" in note for note in report.notes), report.notes
-    assert grade(find_exercise(course, None), course / "solutions/07-ring-attention/ring_attention.py", "run",
-                 "cpu").status == "passed"
+    assert grade(Run(find_exercise(course, None), course / "solutions/07-ring-attention/ring_attention.py", "run",
+                     "cpu")).status == "passed"
 
 
 def test_a_variant_that_does_not_load_fails_validate_at_its_line(scale_course, capsys):

@@ -9,6 +9,7 @@ from pathlib import Path
 from conftest import ring_exercise
 
 from grader.grading.pipeline import grade
+from grader.grading.request import Run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -19,7 +20,7 @@ def reference_text() -> str:
 def test_the_catalogue_is_loaded_before_the_learners_file():
     """Trusted first: a module the grader would import after the learner's code ran could be the learner's."""
     code = ("import sys; from pathlib import Path; from grader.course.exercise import load_exercise; "
-            "from grader.grading import pipeline, worker_client; "
+            "from grader.grading import pipeline, request, worker_client; "
             "ex = load_exercise(Path('.'), Path('exercises/07-ring-attention')); "
             "ready = worker_client.WorkerClient.wait_ready\n"
             "def check(self, limit):\n"
@@ -28,7 +29,7 @@ def test_the_catalogue_is_loaded_before_the_learners_file():
             "        print('catalogue' if d and d._CATALOGUES else 'none', 'diagnosis' if d else 'none')\n"
             "    return ready(self, limit)\n"
             "worker_client.WorkerClient.wait_ready = check\n"
-            "r = pipeline.grade(ex, ex.solution, 'run', 'cpu'); assert r.status == 'passed'")
+            "r = pipeline.grade(request.Run(ex, ex.solution, 'run', 'cpu')); assert r.status == 'passed'")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["catalogue", "diagnosis"]
 
@@ -37,7 +38,7 @@ def test_an_all_nan_answer_gets_its_own_diagnosis(tmp_path):
     """Every output NaN says the arithmetic overflowed, not which catalogued mistake also overflows."""
     wrong = tmp_path / "nan.py"
     wrong.write_text(reference_text().replace("return output / total", "return output * float('nan')"), encoding="utf-8")
-    report = grade(ring_exercise(), wrong, "run", "cpu")
+    report = grade(Run(ring_exercise(), wrong, "run", "cpu"))
     failed = [r for r in report.results if r.outcome.counts_as_failure]
     assert failed and {r.diagnosis.mistake for r in failed} == {"non-finite"}
     assert "NaN" in failed[0].diagnosis.title
@@ -47,7 +48,7 @@ def test_an_uncatalogued_mistake_gets_no_diagnosis(tmp_path):
     wrong = tmp_path / "doubled.py"
     # Twice the right output: wrong everywhere, and like no catalogued mistake.
     wrong.write_text(reference_text().replace("return output / total", "return 2 * output / total"), encoding="utf-8")
-    report = grade(ring_exercise(), wrong, "run", "cpu")
+    report = grade(Run(ring_exercise(), wrong, "run", "cpu"))
     failed = [r for r in report.results if r.outcome.counts_as_failure]
     assert failed and all(r.function == "ring_attention" for r in failed)
     assert all(r.diagnosis is None for r in failed)
@@ -61,7 +62,7 @@ def test_a_catalogued_mistake_written_differently_is_named(tmp_path):
     wrong = tmp_path / "no_rescale.py"
     wrong.write_text(reference_text().replace("acc_scale = torch.exp(acc_max - new_max)", "acc_scale = 1.0")
                      .replace("chunk_scale = torch.exp(chunk_max - new_max)", "chunk_scale = 1.0"), encoding="utf-8")
-    report = grade(ring_exercise(), wrong, "run", "cpu")
+    report = grade(Run(ring_exercise(), wrong, "run", "cpu"))
     names = {r.diagnosis.mistake for r in report.results if r.diagnosis}
     assert names == {"add_without_rescale"}
 
@@ -86,7 +87,7 @@ def test_a_mistake_named_once_is_tried_first_and_the_catalogue_is_not_run_on_eve
     from grader.grading import diagnosis
 
     calls = _counting_runs(monkeypatch)
-    report = grade(ring_exercise(), REPO / "tests/fixtures/submissions/wrong_no_rescale.py", "submit", "cpu")
+    report = grade(Run(ring_exercise(), REPO / "tests/fixtures/submissions/wrong_no_rescale.py", "submit", "cpu"))
     diagnosed = [r for r in report.results if r.diagnosis]
     assert len(diagnosed) > 50 and {r.diagnosis.mistake for r in diagnosed} == {"add_without_rescale"}
     catalogue = len(diagnosis.catalogue(ring_exercise()).mistakes)
@@ -107,7 +108,7 @@ def test_when_the_mistakes_named_so_far_do_not_agree_the_whole_catalogue_is_sear
         self.named = ["first_chunk_skipped"]  # as if an earlier case had been explained by another mistake
 
     monkeypatch.setattr(case.Judge, "__init__", misled)
-    report = grade(ring_exercise(), REPO / "tests/fixtures/submissions/wrong_no_rescale.py", "run", "cpu")
+    report = grade(Run(ring_exercise(), REPO / "tests/fixtures/submissions/wrong_no_rescale.py", "run", "cpu"))
     diagnosed = [r for r in report.results if r.diagnosis]
     assert diagnosed and {r.diagnosis.mistake for r in diagnosed} == {"add_without_rescale"}
     assert "normalize_each_chunk" in calls  # a mistake never named before was run: the search went on
@@ -147,7 +148,7 @@ def test_a_symptom_gives_way_to_the_mistake_that_reproduces_it_and_the_rest_of_t
     softmax = load_exercise(REPO, REPO / "exercises/01-stable-softmax")
     wrong = tmp_path / "softmax.py"
     wrong.write_text("import torch\n\n\ndef softmax(x, dim):\n    e = x.exp()\n    return e / e.sum(dim, keepdim=True)\n")
-    report = grade(softmax, wrong, "submit", "cpu")
+    report = grade(Run(softmax, wrong, "submit", "cpu"))
     failed = [r for r in report.results if r.outcome.counts_as_failure]
     assert failed and {r.diagnosis.mistake for r in failed} == {"no_max_subtraction"}, \
         {r.name: r.diagnosis and r.diagnosis.mistake for r in failed}
@@ -163,7 +164,7 @@ def test_a_running_max_started_at_zero_is_named_on_every_failing_case(tmp_path):
         "    total = query.new_zeros((*query.shape[:-1], 1))\n"
         "    running_max = torch.zeros_like(total)\n"
         "    for key_chunk, value_chunk in zip(key_chunks, value_chunks):"), encoding="utf-8")
-    report = grade(ring_exercise(), wrong, "submit", "cpu")
+    report = grade(Run(ring_exercise(), wrong, "submit", "cpu"))
     failed = [r for r in report.results if r.outcome.counts_as_failure]
     assert len(failed) >= 4 and any(r.extra.get("symptom") for r in failed)
     assert {r.diagnosis.mistake for r in failed if r.diagnosis} == {"running_max_starts_at_zero"}, \
@@ -204,7 +205,7 @@ def test_a_mistake_that_trips_on_a_transposed_input_is_named_where_it_trips(cour
     wrong.write_text(solution.replace(line, "    query = query.view(query.numel() // query.shape[-1], -1)"
                                             ".view(query.shape)\n" + line), encoding="utf-8")
     transposed = {"stats-transposed", "ring-transposed", "ring-transposed-float32"}
-    report = grade(exercise, wrong, "submit", "cpu", only=transposed | {"ring-two-batch-dims"})
+    report = grade(Run(exercise, wrong, "submit", "cpu", only=transposed | {"ring-two-batch-dims"}))
     failed = {r.name: r.diagnosis.mistake if r.diagnosis else None
               for r in report.results if r.outcome.counts_as_failure}
     assert failed == dict.fromkeys(transposed, "views_the_query")

@@ -290,6 +290,7 @@ def _wrong_files(course: Path, name: str, folder: Path) -> list[Path]:
 def test_verdicts_in_the_bundle_are_the_courses(exported, name, tmp_path) -> None:
     from grader.course.exercise import load_exercise
     from grader.grading.pipeline import grade
+    from grader.grading.request import Run
     from grader.report.gradescope_json import report_to_json
 
     course, bundle = exported
@@ -298,7 +299,7 @@ def test_verdicts_in_the_bundle_are_the_courses(exported, name, tmp_path) -> Non
         results = tmp_path / f"{file.stem}.json"
         done = in_bundle(bundle, "run", name, "--device", "cpu", "--no-record", "--file", str(file),
                          "--json", str(results))
-        in_course = report_to_json(grade(exercise, file, "run", "cpu"))
+        in_course = report_to_json(grade(Run(exercise, file, "run", "cpu")))
         in_bundle_json = json.loads(results.read_text())
         assert _verdicts(in_bundle_json) == _verdicts(in_course), file.name
         passed = file.parent == course / "solutions" / name

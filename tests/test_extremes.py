@@ -13,6 +13,7 @@ from grader.course import mistakes
 from grader.grading import compare
 from grader.grading.diagnosis import _describe
 from grader.grading.pipeline import grade, load_trusted
+from grader.grading.request import Run
 
 FAR_BELOW = {"ring-scores-near-minus-1e30", "ring-scores-near-minus-1e300", "ring-float32-scores-near-minus-1e38"}
 
@@ -28,7 +29,7 @@ def started_at(sentinel: str, tmp_path: Path) -> Path:
 
 
 def far_below(path: Path) -> dict:
-    report = grade(ring_exercise(), path, "submit", "cpu", only=FAR_BELOW, diagnose=False)
+    report = grade(Run(ring_exercise(), path, "submit", "cpu", only=FAR_BELOW, diagnose=False))
     assert {result.name for result in report.results} == FAR_BELOW
     return {result.name: result for result in report.results}
 

@@ -128,10 +128,11 @@ def test_each_route_is_refused_and_named_after_the_mistake_that_took_it(layer_no
     no mistake took is named after none of them."""
     from grader.course.exercise import find_exercise
     from grader.grading.pipeline import grade
+    from grader.grading.request import Run
 
     path = tmp_path / "layer_norm.py"
     path.write_text(f"import torch\nimport torch.nn.functional as F\n\n\ndef layer_norm(x, eps):\n    {body}\n")
-    report = grade(find_exercise(layer_norm_course, None), path, "submit", "cpu")
+    report = grade(Run(find_exercise(layer_norm_course, None), path, "submit", "cpu"))
     assert report.results and all(result.extra.get("violates") == "forbidden" for result in report.results)
     assert "layer norm by any route" in report.results[0].message
     assert {result.diagnosis.mistake if result.diagnosis else None for result in report.results} == {mistake}

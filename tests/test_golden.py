@@ -10,6 +10,7 @@ import pytest
 from conftest import SUBMISSIONS, check_gradescope
 
 from grader.grading.pipeline import grade
+from grader.grading.request import Run
 from grader.report.gradescope_json import report_to_json
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -26,7 +27,7 @@ def normalized(report) -> dict:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_results_file_matches_golden(name: str, exercise) -> None:
-    report = grade(exercise, SUBMISSIONS / f"{name}.py", "run", "cpu")
+    report = grade(Run(exercise, SUBMISSIONS / f"{name}.py", "run", "cpu"))
     data = normalized(report)
     golden = GOLDEN / f"{name}.json"
     if os.environ.get("UPDATE_GOLDEN"):
@@ -35,7 +36,7 @@ def test_results_file_matches_golden(name: str, exercise) -> None:
 
 
 def test_gradescope_fields_present(exercise) -> None:
-    data = normalized(grade(exercise, SUBMISSIONS / "wrong_no_rescale.py", "run", "cpu"))
+    data = normalized(grade(Run(exercise, SUBMISSIONS / "wrong_no_rescale.py", "run", "cpu")))
     check_gradescope(data)
     for test in data["tests"]:
         assert {"outcome", "suite", "device", "function", "case", "diagnosis"} <= set(test["extra_data"])

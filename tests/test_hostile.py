@@ -11,6 +11,7 @@ import pytest
 from conftest import FIXTURES, own_processes, survivors
 
 from grader.grading.pipeline import grade
+from grader.grading.request import Limits, Run
 from grader.report.gradescope_json import report_to_json
 from grader.results import Outcome
 
@@ -53,7 +54,8 @@ def grade_hostile(exercise, name: str, mode: str = "run", device: str = "cpu", t
     cases = 3 if mode == "run" else 500
     before = own_processes()
     started = time.monotonic()
-    report = grade(exercise, HOSTILE / f"{name}.py", mode, device, time_limit=time_limit, **limits)
+    limited = Limits(time_limit=time_limit, **limits).on(exercise)
+    report = grade(Run(limited, HOSTILE / f"{name}.py", mode, device))
     elapsed = time.monotonic() - started
     # Each case may use its CPU limit (three times that while waiting), a kill and a fresh worker's start.
     assert elapsed <= cases * (3 * time_limit + 4) + 10
@@ -145,7 +147,7 @@ def test_hidden_inputs_never_reach_the_report(hostile_exercise, course) -> None:
     shutil.rmtree(hidden, ignore_errors=True)
     hidden.mkdir()
     (hidden / "secret.yaml").write_text(CASES.replace("name: ", "name: secret-"))
-    report = grade(hostile_exercise, HOSTILE / "prints_inputs.py", "submit", "cpu")
+    report = grade(Run(hostile_exercise, HOSTILE / "prints_inputs.py", "submit", "cpu"))
     hidden = [result for result in report.results if result.hidden]
     assert [result.outcome for result in hidden] == [Outcome.FAILED, Outcome.PASSED, Outcome.FAILED]
     text = json.dumps(report_to_json(report))

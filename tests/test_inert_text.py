@@ -53,7 +53,7 @@ def render(report: Report, console: Console) -> str:
     renderer = TerminalRenderer(console, stub_hint="exercises/07-ring-attention/ring_attention.py")
     renderer.header(report.exercise, report.mode, report.file)
     for result in report.results:
-        renderer.case(result)
+        renderer.finished(result)
     renderer.finish(report)
     return console.file.getvalue()
 
@@ -167,7 +167,7 @@ def test_markup_in_learner_text_is_still_shown_literally() -> None:
     result = CaseResult("ring-b", "examples", "ring_attention", "cpu", Outcome.FAILED,
                         message="[bold red]fake[/] \x1b[bold]x", stdout="[link=http://x]click[/link]\n")
     console = wide()
-    TerminalRenderer(console).case(result)
+    TerminalRenderer(console).finished(result)
     out = console.file.getvalue()
     assert "        [bold red]fake[/] \\x1b[bold]x" in out.splitlines()
     assert "        | [link=http://x]click[/link]" in out.splitlines()
@@ -177,7 +177,7 @@ def test_long_printed_lines_are_cut_with_a_marker() -> None:
     result = CaseResult("ring-b", "examples", "ring_attention", "cpu", Outcome.FAILED, message="wrong",
                         stdout="y" * (OUTPUT_WIDTH + 1234) + "\n")
     console = wide()
-    TerminalRenderer(console).case(result)
+    TerminalRenderer(console).finished(result)
     assert f"        | {'y' * OUTPUT_WIDTH} [... 1234 more characters]" in console.file.getvalue().splitlines()
 
 

@@ -64,7 +64,7 @@ def rendered(results: list[CaseResult], verbose: bool = False, width: int = 60, 
     renderer.start(report)
     for result in results:
         report.results.append(result)
-        renderer.case(result)
+        renderer.finished(result)
     renderer.finish(report)
     return view.file.getvalue()
 
@@ -151,10 +151,11 @@ def ring_attention(*args):
 ], ids=("cpu-bound", "sleeping"))
 def test_a_loop_and_a_sleep_are_told_apart(body: str, said: str, hint: str, exercise, tmp_path: Path) -> None:
     from grader.grading.pipeline import grade
+    from grader.grading.request import Limits, Run
 
     file = tmp_path / "mine.py"
     file.write_text(f"def attention_chunk_stats(query, key_chunk, value_chunk):\n    {body}\n{STUBS}")
-    report = grade(exercise, file, "run", "cpu", time_limit=0.5, only={"stats-tiny-by-hand"})
+    report = grade(Run(Limits(time_limit=0.5).on(exercise), file, "run", "cpu", only={"stats-tiny-by-hand"}))
     [result] = report.results
     assert result.outcome is Outcome.TIMED_OUT, result.message
     assert said in result.message and hint in result.message, result.message
@@ -162,6 +163,7 @@ def test_a_loop_and_a_sleep_are_told_apart(body: str, said: str, hint: str, exer
 
 def test_prints_at_import_are_counted_and_shown_with_verbose(exercise, tmp_path: Path) -> None:
     from grader.grading.pipeline import grade
+    from grader.grading.request import Run
 
     file = tmp_path / "mine.py"
     file.write_text('print("hello from import")\n' + (SUBMISSIONS / "correct_loop.py").read_text())
@@ -169,8 +171,7 @@ def test_prints_at_import_are_counted_and_shown_with_verbose(exercise, tmp_path:
         view = console(100)
         renderer = TerminalRenderer(view, verbose=verbose)
         renderer.header(exercise.name, "run", "mine.py")
-        report = grade(exercise, file, "run", "cpu", on_result=renderer.case, on_start=renderer.start,
-                       only={"stats-tiny-by-hand"})
+        report = grade(Run(exercise, file, "run", "cpu", only={"stats-tiny-by-hand"}), renderer)
         renderer.finish(report)
         out = view.file.getvalue()
         if verbose:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from grader.course.exercise import find_exercise
 from grader.grading.pipeline import grade
+from grader.grading.request import Run
 from grader.results import Outcome
 
 HIDDEN = """\
@@ -45,7 +46,7 @@ def test_each_hidden_case_keeps_its_verdict_and_its_clock_with_the_next_one_sent
     (scale_course / "exercises/02-scale/cases/hidden/more.yaml").write_text(HIDDEN)
     learner = tmp_path / "scale.py"
     learner.write_text(LEARNER)
-    report = grade(find_exercise(scale_course, "02"), learner, "submit", "cpu")
+    report = grade(Run(find_exercise(scale_course, "02"), learner, "submit", "cpu"))
     hidden = {result.name: result for result in report.results if result.name.startswith("factor-")}
     assert [hidden[f"factor-{factor}"].outcome for factor in range(2, 10)] == [
         Outcome.PASSED, Outcome.PASSED, Outcome.PASSED, Outcome.TIMED_OUT, Outcome.PASSED, Outcome.CRASHED,

@@ -36,7 +36,7 @@ def render(report: Report, console: Console) -> str:
     renderer = TerminalRenderer(console, stub_hint="exercises/07-ring-attention/ring_attention.py")
     renderer.header(report.exercise, report.mode, report.file)
     for result in report.results:
-        renderer.case(result)
+        renderer.finished(result)
     renderer.finish(report)
     return console.file.getvalue()
 
@@ -122,7 +122,7 @@ def graded(mode: str, results: list[CaseResult], verbose: bool = False, console:
         renderer.start(report)
         for result in results:
             report.results.append(result)
-            renderer.case(result)
+            renderer.finished(result)
     renderer.finish(report)
     return console.file.getvalue()
 
@@ -233,7 +233,7 @@ def test_the_progress_bar_is_drawn_on_a_terminal_and_never_piped(monkeypatch) ->
     renderer.header(report.exercise, "submit", report.file)
     renderer.start(report)
     for result in report.results:
-        renderer.case(result)
+        renderer.finished(result)
     renderer.finish(report)
     assert piped == without.getvalue()  # the bar adds nothing at all to a pipe
     assert "\x1b" not in piped and "\r" not in piped
@@ -271,11 +271,12 @@ def test_a_forced_terminal_draws_the_bar_and_still_ends_with_the_summary() -> No
 
 
 def test_the_plan_counts_every_suite_and_says_which_functions_call_which(exercise) -> None:
+    from grader.grading.group import SuiteRun
     from grader.grading.pipeline import _plan, load_trusted
 
     trusted = load_trusted(exercise, "submit", group=True)
     report = Report(exercise.name, "submit", "mine.py")
-    _plan(report, trusted, ["cpu"], (trusted.suites["ring"], 3))
+    _plan(report, trusted, ["cpu"], SuiteRun(trusted.suites["ring"], 3))
     assert report.uses == {"ring_attention": ("attention_chunk_stats", "merge_chunk_stats"),
                            "distributed_ring": ("attention_chunk_stats", "merge_chunk_stats")}
     assert list(report.planned) == ["examples", "hidden", "ring"]  # the order they run in
@@ -284,13 +285,14 @@ def test_the_plan_counts_every_suite_and_says_which_functions_call_which(exercis
 
 
 def test_grading_announces_its_plan_before_the_first_result_and_marks_cases_a_load_error_kept(exercise) -> None:
-    from conftest import SUBMISSIONS
+    from conftest import SUBMISSIONS, Heard
 
     from grader.grading.pipeline import grade
+    from grader.grading.request import Run
 
     seen: list[object] = []
-    report = grade(exercise, SUBMISSIONS / "syntax_error.py", "run", "cpu", on_result=seen.append,
-                   on_start=lambda report: seen.append(dict(report.planned)))
+    report = grade(Run(exercise, SUBMISSIONS / "syntax_error.py", "run", "cpu"),
+                   Heard(start=lambda report: seen.append(dict(report.planned)), finished=seen.append))
     assert seen[0] == {"examples": len(report.results)} and seen[1:] == report.results
     assert report.load_error and all(result.load_failed for result in report.results)
 

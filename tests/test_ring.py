@@ -12,9 +12,10 @@ from conftest import own_processes, ring_checker, ring_exercise, survivors
 from grader import cli
 from grader.course.cases import Case
 from grader.errors import ConfigError
+from grader.grading.group import SuiteRun, run_group_suite
 from grader.grading.group import run_case as run_group_case
-from grader.grading.group import run_group_suite
 from grader.grading.pipeline import load_reference
+from grader.grading.request import UNHEARD, Run
 from grader.report.gradescope_json import test_to_json as result_to_json
 from grader.report.terminal import TerminalRenderer, make_console
 from grader.results import Outcome, Report
@@ -37,7 +38,9 @@ def suite():
 
 
 def run_case(exercise, learner, case, use_cuda, solution, limit):
-    return run_group_case(exercise, ring_checker().suites()["ring"], learner, case, use_cuda, solution, limit)
+    suite = ring_checker().suites()["ring"]
+    return run_group_case(Run(exercise, learner, "run", "cpu"), SuiteRun(suite, suite.world_of(case), solution, limit),
+                          case, use_cuda)
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +69,7 @@ def _case(shards: list[int], **params) -> Case:
 
 def test_reference_passes_on_two_ranks_with_the_case_file(exercise, solution, suite):
     report = Report(exercise.name, "run", "reference")
-    run_group_suite(exercise, suite, REFERENCE, 2, "cpu", report, lambda result: None, solution, LIMIT)
+    run_group_suite(Run(exercise, REFERENCE, "run", "cpu"), UNHEARD, SuiteRun(suite, 2, solution, LIMIT), report)
     assert [result.name for result in report.results] == ["ring2-uneven", "ring2-even-split"]
     assert all(result.passed for result in report.results), [r.message for r in report.results]
     table = report.results[0].extra["table"]["data"]
@@ -148,7 +151,7 @@ def test_ring_table_in_terminal_and_json(suite):
     result = CaseResult("r", "ring", "distributed_ring", "cpu", Outcome.PASSED,
                         extra={"table": suite.table(stats, inputs)})
     out = io.StringIO()
-    TerminalRenderer(make_console(file=out, width=100)).case(result)
+    TerminalRenderer(make_console(file=out, width=100)).finished(result)
     assert "1024 B" in out.getvalue() and "2.00 ms" in out.getvalue() and "1 communication step," in out.getvalue()
     assert result_to_json(1, result)["extra_data"]["extra"]["table"]["data"]["ranks"][0]["bytes_sent"] == 1024
     assert isinstance(inputs, GroupInputs)

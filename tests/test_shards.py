@@ -157,7 +157,7 @@ def test_an_entry_that_cannot_be_graded_leaves_the_shard_complete_a_grader_error
 
     real = pipeline.grade
 
-    def tripped(exercise, file, *args, display=None, **kwargs):
+    def tripped(run, listener=None):
         raise RuntimeError("the grader tripped")
 
     monkeypatch.setattr(pipeline, "grade", tripped)

@@ -54,7 +54,7 @@ def test_the_header_asks_for_the_containment_only_when_the_first_result_is_print
     renderer = TerminalRenderer(make_console(out, width=100))
     renderer.header("07-ring-attention", "run", "ring_attention.py", lambda: asked.append(1) or "sandbox (test)")
     assert asked == []
-    renderer.case(CaseResult("a-case", "examples", "ring_attention", "cpu", Outcome.PASSED))
+    renderer.finished(CaseResult("a-case", "examples", "ring_attention", "cpu", Outcome.PASSED))
     assert asked == [1]
     assert "sandbox (test)" in out.getvalue() and "a-case" in out.getvalue()
 

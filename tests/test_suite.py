@@ -20,6 +20,7 @@ from grader.course.checker import load_checker
 from grader.course.exercise import load_course
 from grader.course.mistakes import as_submission
 from grader.grading.pipeline import grade, load_reference, load_trusted
+from grader.grading.request import Run
 from grader.grading.diagnosis import catalogue
 from grader.instructor import record
 from grader.instructor.verdicts import catalogue_files, missing_constants
@@ -61,11 +62,12 @@ def test_mistake_is_caught_and_named_as_recorded(name, path, tmp_path):
     assert entry.caught_by, f"{path.stem} passes every case"
     runnable = as_submission(path, exercise.solution, tmp_path)
     if entry.only_distributed:  # caught by the distributed suite alone, where no diagnosis is worked out
-        from grader.grading.group import run_case
+        from grader.grading.group import SuiteRun, run_case
 
         suite = next(iter(load_trusted(exercise, "submit", True).suites.values()))
         case = next(case for case in suite.all_cases() if case.name == entry.caught_by[0])
-        result = run_case(exercise, suite, runnable, case, False, load_reference(exercise))
+        result = run_case(Run(exercise, runnable, "submit", "cpu"),
+                          SuiteRun(suite, suite.world_of(case), load_reference(exercise)), case)
         # Caught by the rule the mistake says it breaks, or by wrong values: never by a crash or an error of its own.
         violates = next(m.violates for m in catalogue(exercise).mistakes if m.stem == path.stem)
         assert result.outcome.value == "failed" and result.extra.get("violates", "") == violates, (
@@ -74,7 +76,7 @@ def test_mistake_is_caught_and_named_as_recorded(name, path, tmp_path):
     # Several mistakes can agree on one case; over the whole suite none may be named more often than this one.
     assert entry.named_on and entry.named_most, entry
     case = entry.named_on[0]
-    (result,) = [r for r in grade(exercise, runnable, "submit", "cpu", only={case}).results if r.name == case]
+    (result,) = [r for r in grade(Run(exercise, runnable, "submit", "cpu", only={case})).results if r.name == case]
     assert result.outcome.counts_as_failure and result.diagnosis and result.diagnosis.mistake == path.stem, (
         result.outcome, result.message, result.diagnosis)
 
@@ -86,7 +88,7 @@ def test_variant_is_accepted_on_a_spread_of_cases(name, path):
     cases = load_exercise_cases(exercise, load_checker(exercise.checker))
     step = max(1, len(cases) // SAMPLE)
     sample = {case.name for case in cases[::step]}
-    report = grade(exercise, path, "submit", "cpu", only=sample, diagnose=False)
+    report = grade(Run(exercise, path, "submit", "cpu", only=sample, diagnose=False))
     failed = [f"{r.name}: {r.message}" for r in report.results if r.name in sample and r.outcome.counts_as_failure]
     assert not failed and {r.name for r in report.results} >= sample, failed[:5]
 

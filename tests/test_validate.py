@@ -167,11 +167,12 @@ def test_grading_without_a_diagnosis_names_no_mistake(scale) -> None:
     from grader.course.exercise import find_exercise
     from grader.course.mistakes import as_submission
     from grader.grading.pipeline import grade
+    from grader.grading.request import Run
 
     exercise = find_exercise(scale, "02-scale")
     wrong = as_submission(exercise.mistakes / "one_copy_short.py", exercise.solution, scale)
-    diagnosed = grade(exercise, wrong, "submit", "cpu").results
-    plain = grade(exercise, wrong, "submit", "cpu", diagnose=False).results
+    diagnosed = grade(Run(exercise, wrong, "submit", "cpu")).results
+    plain = grade(Run(exercise, wrong, "submit", "cpu", diagnose=False)).results
     assert [r.outcome for r in diagnosed] == [r.outcome for r in plain]
     assert any(r.diagnosis for r in diagnosed) and not any(r.diagnosis for r in plain)
 

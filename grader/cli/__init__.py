@@ -25,7 +25,12 @@ if TYPE_CHECKING:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; every outcome is an exit status and a clear message, never a traceback.
+    """Run one command; every outcome is an exit status and a clear message, never a traceback (stoppable())."""
+    return stoppable(lambda: _dispatch(argv))
+
+
+def stoppable(command: Callable[[], int]) -> int:
+    """`command`'s exit status, where a signal stops it cleanly.
 
     The first SIGINT or SIGTERM stops the command as an exception would, so that its cleanup runs
     (workers and their children are stopped); it prints `interrupted` and returns 130 or 143.
@@ -36,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     signalled = False
     try:
         _catch_stop_signals(previous)
-        return _dispatch(argv)
+        return command()
     except KeyboardInterrupt as stop:  # wherever it landed, the error handling included
         if previous:
             _ignore_stop_signals()
@@ -83,8 +88,13 @@ def _dispatch(argv: list[str] | None) -> int:
     from grader.report.terminal import make_console
 
     console = make_console()
+    return answered(console, lambda: handler(args.command)(args, console))
+
+
+def answered(console: Console, command: Callable[[], int]) -> int:
+    """`command`'s exit status; a GraderError is its one line and status, any other failure a 'grader error'."""
     try:
-        return handler(args.command)(args, console)
+        return command()
     except GraderError as error:
         # Messages may quote the command line or a file name: shown inert.
         console.print(f"error: {inert(str(error))}", markup=False, highlight=False)

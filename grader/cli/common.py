@@ -6,12 +6,18 @@ import argparse
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from grader.course.exercise import Exercise, exercise_at, find_exercise, find_root, load_course
 from grader.errors import GraderError
-from grader.learner.state import LearnerState, accepted
+from grader.learner.history import accepted_names
+from grader.learner.state import LearnerState
+
+if TYPE_CHECKING:
+    from grader.report.terminal import TerminalRenderer
+    from grader.results import Report
 
 
 def process_started() -> float:
@@ -59,28 +65,6 @@ def first_not_accepted(root: Path, exercises: list[Exercise]) -> Exercise:
     return next((e for e in exercises if e.name not in done), exercises[-1])
 
 
-def accepted_names(root: Path, exercises: list[Exercise]) -> set[str]:
-    """The exercises accepted so far; none where the progress cannot be read (the command itself says why)."""
-    progress = LearnerState(root)
-    try:
-        progress.check()
-        return {e.name for e in exercises if accepted(progress.exercise(e.name))}
-    except Exception:  # noqa: BLE001  (unreadable progress: the note about it is printed by the command itself)
-        return set()
-
-
-def next_exercise(root: Path, current: Exercise) -> Exercise | None:
-    """After `current` is accepted: the next exercise of the course not yet accepted (after it, else before it)."""
-    try:
-        exercises = load_course(root)
-    except GraderError:
-        return None
-    done = accepted_names(root, exercises) | {current.name}
-    names = [e.name for e in exercises]
-    at = names.index(current.name) + 1 if current.name in names else 0
-    return next((e for e in exercises[at:] + exercises[:at] if e.name not in done), None)
-
-
 def exercise_word(exercise: Exercise) -> str:
     """What a suggested command needs after its verb to mean `exercise`: nothing where the current folder already
     chooses it (or the course has no other), else ' NAME'."""
@@ -93,13 +77,24 @@ def exercise_word(exercise: Exercise) -> str:
     return f" {exercise.name}"
 
 
-def next_step(exercise: Exercise) -> str:
-    """After `exercise` is accepted: the next exercise to do and the command that starts it, or that none is left."""
-    following = next_exercise(exercise.root, exercise)
-    if following is None:
-        return "Every exercise of the course is accepted."
-    return (f"Next: {following.name}, {following.title}: grader show {following.name} reads its statement "
-            f"(its file: {following.stub.relative_to(following.root)}).")
+def learner_view(console: Console, exercise: Exercise, verbose: bool = False,
+                 started: float | None = None) -> TerminalRenderer:
+    """How a learner's run or submit of `exercise` is shown on `console`; `started`: when the command began, for its
+    duration (None: now)."""
+    from grader.report.terminal import TerminalRenderer
+
+    return TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)), verbose=verbose,
+                            started=time.monotonic() if started is None else started,
+                            exercise_word=exercise_word(exercise))
+
+
+def exit_status(report: Report) -> int:
+    """A learner's run or submit as its command's exit status: passed, failed, or not graded (this machine's fault)."""
+    from grader.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
+
+    if report.not_graded:
+        return EXIT_INTERNAL  # this machine's failure, not the learner's
+    return EXIT_OK if report.status == "passed" else EXIT_FAILED
 
 
 def say_notes(progress: LearnerState, console: Console) -> None:

@@ -5,14 +5,19 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import time
-from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
-from grader.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
-from grader.cli.common import exercise_from_args, exercise_word, learner_state, next_step, process_started
+from grader.cli import EXIT_OK
+from grader.cli.common import (
+    exercise_from_args,
+    exercise_word,
+    exit_status,
+    learner_state,
+    learner_view,
+    process_started,
+)
 from grader.course.exercise import (
     Exercise,
     check_exists,
@@ -22,10 +27,7 @@ from grader.course.exercise import (
     load_course,
     load_course_leniently,
 )
-from grader.errors import UsageError
-from grader.files import RefusedFile, read_regular
 from grader.inert import inert
-from grader.learner.state import LearnerState, StateError, snapshot
 from grader.report.terminal import show
 
 
@@ -63,92 +65,23 @@ def cmd_submit(args: argparse.Namespace, console: Console) -> int:
 
 
 def _grade(args: argparse.Namespace, console: Console, mode: str) -> int:
-    from grader.sandbox import zygote
-
     # The exercise and the file first: a typo or a wrong path is said at once, before torch is imported anywhere.
     exercise = exercise_from_args(args)
     args.exercise = exercise.name
     if args.file:
         learner_file(args.file)
-    with zygote.held():  # started first: it imports torch on another core while this process imports it too
-        return _graded(args, console, mode, process_started(), exercise)
+    return _graded(args, console, mode, process_started(), exercise)
 
 
 def _graded(args: argparse.Namespace, console: Console, mode: str, started: float | None = None,
             exercise: Exercise | None = None) -> int:
-    """Grade and show it; `started`: when the command began, for its duration (a watch's run: now); `exercise`:
-    the one already found from `args`."""
-    from grader.report.terminal import TerminalRenderer
+    """Grade and show it (grader/learner/submit.py); `started`: when the command began, for its duration (a watch's
+    run: now); `exercise`: the one already found from `args`."""
+    from grader.learner.submit import Request, grade_learner
 
-    group = next(((option, value) for option in ("ranks", "ring") if (value := getattr(args, option, None)) is not None),
-                 None)
     exercise = exercise or exercise_from_args(args)
-    # A learner bundle holds the examples alone: its submit runs them, then archives the file for the course.
-    archive = mode == "submit" and exercise.precomputed is not None
-    mode = "run" if archive else mode
-    file = learner_file(args.file) if args.file else exercise.stub  # a README or a folder: one line, not a run
-    # What is kept with a submission is what was graded: read now, before the learner can save again.
-    source = snapshot(file) if mode == "submit" and not args.no_record else None
-    renderer = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)),
-                                verbose=getattr(args, "verbose", False),
-                                started=time.monotonic() if started is None else started,
-                                exercise_word=exercise_word(exercise))
-    from grader.sandbox.machine import containment
-
-    renderer.header(exercise.name, mode, str(args.file or exercise.stub.relative_to(exercise.root)), containment)
-    if console.is_terminal:
-        # At once, before torch is imported here: the learner sees what is being graded. Piped, the header waits
-        # for the first result as before, so that an error before any case stays one line for scripts.
-        renderer.announce()
-    from grader.course.examples import select
-    from grader.grading.pipeline import grade
-    from grader.report.gradescope_json import report_to_json, write_json
-
-    only = select(exercise, args.pattern, group) if getattr(args, "pattern", None) else None  # run -k
-    with renderer.live():  # a progress bar on a terminal, gone before the summary
-        report = grade(exercise, file, mode, args.device, on_result=renderer.case, on_start=renderer.start,
-                       time_limit=args.time_limit, memory_limit_mb=args.memory_limit_mb,
-                       group=group, time_budget=args.time_budget, only=only)
-    if only is not None:
-        report.selection = args.pattern
-        report.notes.append(f"Only the examples matching -k {args.pattern!r} ran ({len(only)}).")
-    if args.json:
-        write_json(report, args.json)
-    if not args.no_record:
-        progress = LearnerState(exercise.root)
-        try:
-            saved = progress.record(report, report_to_json(report), source, file.suffix)
-        except StateError as error:
-            # The grading itself went fine: show it, and say in one line what was not kept.
-            saved = None
-            progress.notes.append(f"note: this {mode} was not recorded: {error}")
-        # Printed with the report's notes, so that the count line stays the last line.
-        report.notes.extend(progress.notes)
-        if saved:
-            report.notes.append(f"Submission {saved.number} recorded in "
-                                f"{saved.results.parent.relative_to(exercise.root)}/ (grader history lists them).")
-    if report.mode == "submit" and report.status == "passed":
-        renderer.next_step = next_step(exercise)  # read after the acceptance was recorded
-    renderer.finish(report)
-    if archive:
-        _archive(exercise, file, console)
-    if report.not_graded:
-        return EXIT_INTERNAL  # this machine's failure, not the learner's
-    return EXIT_OK if report.status == "passed" else EXIT_FAILED
-
-
-def _archive(exercise: Exercise, file: Path, console: Console) -> None:
-    """Write the learner's file, under the stub's name, to a verified archive in submissions/, and say where."""
-    from grader.course.exercise import hand_in
-    from grader.results.archive import write_submission
-
-    try:
-        content = read_regular(file)  # what was graded: never a link, a pipe or a file over the bound
-    except RefusedFile as error:
-        raise UsageError(f"{file}: could not be read to archive it ({error.reason})") from None
-    written = write_submission(exercise.root / "submissions", exercise.name, {exercise.stub.name: content})
-    console.print(f"Wrote {escape(str(written.path.relative_to(exercise.root)))} (your file and its manifest, "
-                  f"verified): {show(hand_in(exercise.root).rstrip('.'))}.")
+    view = learner_view(console, exercise, getattr(args, "verbose", False), started)
+    return exit_status(grade_learner(Request.from_args(args, mode, exercise), view).report)
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:

@@ -21,7 +21,7 @@ from grader.course.rules.rule import Call
 from grader.errors import CourseBroken
 from grader.grading import answer_cache, failure
 from grader.grading.warm_up import warm_up
-from grader.grading.worker_client import RawResult, WorkerClient
+from grader.grading.worker_client import RawResult, Task, WorkerClient
 from grader.inert import inert
 from grader.results import CaseResult, Outcome
 
@@ -165,8 +165,8 @@ class Judge:
         inputs, expected, _ = self.prepare(case)
         shared, task, reply_limit = self._task(case, inputs, expected, device, observed_call=True)
         try:
-            sent = worker.send(task, [shared.fd], len(shared.specs), self._limit(case), reply_limit, shared.size,
-                               output=not case.hidden)
+            sent = worker.send(Task(task, [shared.fd], len(shared.specs), self._limit(case), reply_limit, shared.size,
+                                    output=not case.hidden))
         except BaseException:
             shared.close()
             raise
@@ -220,8 +220,7 @@ class Judge:
         if MEMORY_AUDIT in case.audit and observed_call:
             worker.reset_memory_peak()
         try:
-            raw = worker.run(task, [shared.fd], len(shared.specs), self._limit(case),
-                             reply_limit, shared.size)
+            raw = worker.run(Task(task, [shared.fd], len(shared.specs), self._limit(case), reply_limit, shared.size))
             return raw, shared.changed()
         finally:
             shared.close()

@@ -8,7 +8,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -28,6 +28,17 @@ NON_FINITE = Diagnosis(
     "number is inf, inf - inf and 0 / 0 are NaN, and one NaN spreads to everything it touches.",
     "Print the intermediate tensors of a small case and find the first one that holds inf or NaN; subtract a "
     "maximum before exponentiating, and never divide by a sum that can be zero.")
+
+
+class Trial(NamedTuple):
+    """One case as every catalogued mistake is run on it: what is called, on what, and what its outputs must match."""
+
+    function: str
+    inputs: Any
+    names: tuple[str, ...]
+    expected: tuple
+    baseline: tuple | None
+    tolerance: Any
 
 
 @dataclass
@@ -103,10 +114,9 @@ class Catalogue:
         if wanted:
             inputs, expected, baseline = judge.prepare(case)
             names = judge.checker.functions[case.function].outputs
-            tolerance = judge.tolerance(case)
+            trial = Trial(case.function, inputs, names, expected, baseline, judge.tolerance(case))
             for mistake in wanted:
-                known[mistake.stem] = _run(mistake, case.function, inputs, names, expected, baseline, tolerance,
-                                           self.forbidden)
+                known[mistake.stem] = _run(mistake, trial, self.forbidden)
         chosen = [mistake.stem for mistake in self.mistakes if stems is None or mistake.stem in stems]
         return {stem: known[stem] for stem in chosen}
 
@@ -252,10 +262,11 @@ def reconcile(results: list[CaseResult], exercise: Any) -> None:
             results[index].diagnosis = by_stem[stem].diagnosis()
 
 
-def _run(mistake: Mistake, function: str, inputs: Any, names: tuple[str, ...], expected: tuple,
-         baseline: tuple | None, tolerance: Any, forbidden: frozenset[str] = frozenset()) -> Behaviour:
+def _run(mistake: Mistake, trial: Trial, forbidden: frozenset[str] = frozenset()) -> Behaviour:
     from grader.course.checker import _clone, laid_out, tensors
     from grader.sandboxed.observe import observe
+
+    function, inputs, names, expected, baseline, tolerance = trial
 
     # Laid out as the learner's code receives them: a mistake that trips on a transposed input trips here too.
     copies = [_clone(arg) for arg in laid_out(inputs.args, inputs.layout)]

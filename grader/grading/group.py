@@ -15,15 +15,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, NamedTuple
 
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
 from grader.course.cases import Case
-from grader.course.exercise import Exercise
 from grader.course.group_suite import GroupInputs, GroupSuite
 from grader.errors import UsageError
 from grader.grading.budget import Budget
+from grader.grading.request import Listener, Run
 from grader.grading.worker_client import TORCH_IMPORT_LIMIT, WALL_FACTOR
 from grader.results import CaseResult, Outcome, Report
 from grader.sandbox.box import Program, Sandbox
@@ -55,13 +55,23 @@ class Rank:
     reader: threading.Thread | None = None
 
 
-def choose_suite(exercise: Exercise, suites: dict[str, GroupSuite], requested: tuple[str, int] | None,
-                 mode: str) -> tuple[GroupSuite, int] | None:
+class SuiteRun(NamedTuple):
+    """A distributed suite as one run runs it: the suite, its world size, the reference its inputs are built with,
+    and a limit for each of its cases in place of their own (None: each case's, a learner's extra time included)."""
+
+    suite: GroupSuite
+    world: int
+    reference: Any = None
+    limit: float | None = None
+
+
+def choose_suite(run: Run, suites: dict[str, GroupSuite], reference: Any = None) -> SuiteRun | None:
     """The distributed suite to run and its world size: the one asked for (`--ranks N`, or the suite's own name,
     such as 07's `--ring N`), else, for a submission, the one exercise.yaml declares; None where none runs.
     A world size none of the suite's cases needs is a usage error, never a run of nothing."""
+    exercise, requested = run.exercise, run.group
     if requested is None:
-        if mode != "submit" or exercise.distributed is None or not suites:
+        if run.mode != "submit" or exercise.distributed is None or not suites:
             return None
         requested = ("ranks", exercise.distributed.ranks)
     option, world = requested
@@ -77,18 +87,18 @@ def choose_suite(exercise: Exercise, suites: dict[str, GroupSuite], requested: t
         sizes = sorted({suite.world_of(case) for case in suite.all_cases()})
         raise UsageError(f"--{option} {world}: {exercise.name}'s {suite.option} suite has no case for {world} ranks"
                          + (f" (its cases need {', '.join(map(str, sizes))})" if sizes else ""))
-    return suite, world
+    return SuiteRun(suite, world, reference)
 
 
-def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world: int, device: str, report: Report,
-                    on_result: Callable[[CaseResult], None], reference: Any, time_limit: float | None = None,
-                    budget: Budget | None = None, only: set[str] | None = None,
+def run_group_suite(run: Run, listener: Listener, suite_run: SuiteRun, report: Report, budget: Budget | None = None,
                     stop: threading.Event | None = None) -> None:
-    """Run every case of `suite` for `world` ranks after the ordinary cases; results go into `report`.
-    With a `budget`, cases are not run once the suite has timed out a few times or the budget is used up.
-    Once `stop` is set (from another thread), the case running ends within a poll and no other starts."""
+    """Run every case of the suite for its world size after the ordinary cases (those of `run.only`, if it names
+    some); results go into `report`, each handed to `listener`. With a `budget`, cases are not run once the suite
+    has timed out a few times or the budget is used up. Once `stop` is set (from another thread), the case running
+    ends within a poll and no other starts."""
+    suite, world, exercise = suite_run.suite, suite_run.world, run.exercise
     use_cuda = False
-    if device != "cpu":
+    if run.device != "cpu":
         import torch
 
         use_cuda = torch.cuda.is_available() and torch.cuda.device_count() >= world
@@ -97,7 +107,7 @@ def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world:
                                 f"devices are present.")
     budget = budget or Budget(None)
     for case in suite.cases(world):
-        if only is not None and case.name not in only:
+        if run.only is not None and case.name not in run.only:
             continue
         if stop is not None and stop.is_set():
             return
@@ -105,19 +115,21 @@ def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world:
         if refusal:
             result = budget.not_run(case, "cuda" if use_cuda else "cpu", refusal)
         else:
-            result = budget.count(run_case(exercise, suite, learner, case, use_cuda, reference, time_limit, stop))
+            result = budget.count(run_case(run, suite_run, case, use_cuda, stop))
         if exercise.distributed is not None and not exercise.distributed.counts:
             result.points = 0.0  # shown, and its verdict kept; worth nothing toward the score
         report.results.append(result)
-        on_result(result)
+        listener.finished(result)
 
 
-def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, use_cuda: bool, reference: Any,
-             time_limit: float | None = None, stop: threading.Event | None = None) -> CaseResult:
-    """Start the ranks, wait for all of them within the group limit, kill them all, judge their replies."""
-    inputs = suite.build(case, reference)
+def run_case(run: Run, suite_run: SuiteRun, case: Case, use_cuda: bool = False,
+             stop: threading.Event | None = None) -> CaseResult:
+    """Start the ranks of one of the suite's cases on `run.file`, wait for all of them within the group limit, kill
+    them all, judge their replies."""
+    exercise, suite = run.exercise, suite_run.suite
+    inputs = suite.build(case, suite_run.reference)
     world = inputs.world
-    limit = time_limit or (case.time_limit * exercise.time_factor if case.time_limit else exercise.time_limit)
+    limit = suite_run.limit or (case.time_limit * exercise.time_factor if case.time_limit else exercise.time_limit)
     device = "cuda" if use_cuda else "cpu"
     result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                         inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"), points=case.points,
@@ -127,8 +139,8 @@ def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, u
     ranks: list[Rank] = []
     traffic = None
     try:
-        ranks = _start(sandbox, suite, learner, inputs, use_cuda, limit)
-        before = _supervise(ranks, sandbox, inputs, limit, exercise.time_limit, world, stop)
+        ranks = _start(sandbox, suite, run.file, inputs, use_cuda, limit)
+        before = _supervise(run, ranks, sandbox, inputs, limit, stop)
         after = sandbox.loopback_bytes()
         # Only what the ranks moved once every one had joined the group: the rank programs' (and learner's) own.
         traffic = after - before if after is not None and before is not None else None
@@ -187,10 +199,12 @@ def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInpu
     return ranks
 
 
-def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: float, import_limit: float,
-               world: int, stop: threading.Event | None = None) -> int | None:
+def _supervise(run: Run, ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: float,
+               stop: threading.Event | None = None) -> int | None:
     """Collect replies until all are in, one rank fails outright (then briefly more), or time runs out; the
-    loopback's byte count when every rank had joined the group (None before that, or without a loopback)."""
+    loopback's byte count when every rank had joined the group (None before that, or without a loopback).
+    Importing the learner's file may take the run's per-case limit."""
+    import_limit, world = run.exercise.time_limit, inputs.world
     inbox: queue.Queue = queue.Queue()
     for rank in ranks:
         rank.reader = threading.Thread(target=_read, args=(rank, inbox, world), daemon=True)

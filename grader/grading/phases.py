@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from grader.course.cases import Case
@@ -10,23 +11,36 @@ from grader.grading.audit_lane import AuditLane
 from grader.grading.background import Background
 from grader.grading.budget import Budget
 from grader.grading.case import MEMORY_AUDIT, Judge, Sending
+from grader.grading.request import Listener, Run
 from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import inert
 from grader.sandbox.machine import sandboxes_apart
 from grader.results import CaseResult, Outcome, Report
 
-OnResult = Callable[[CaseResult], None]
+
+@dataclass
+class Schedule:
+    """Where and in what order one file's cases run: the devices, the runs phase by phase (phases() below), the
+    first phase's worker (the later phases and the audit lane run in its twins), the order results are reported
+    in, and what starts as the hidden cases begin, once the learner's file imported (the suite beside them)."""
+
+    devices: list[str]
+    phases: list[list[tuple[Case, str]]]
+    worker: WorkerClient
+    expected: list[tuple[str, str]]  # (case, device) in report order
+    on_hidden: Callable[[], None] | None = None
 
 
-def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, report: Report, judge: Judge,
-               phases: list[list[tuple[Case, str]]], expected: list[tuple[str, str]], budget: Budget,
-               on_hidden: Callable[[], None] | None = None) -> None:
-    """Each phase in its own worker; every result handed to `on_result` in report order as soon as it is. A hidden
+def run_phases(run: Run, listener: Listener, judge: Judge, schedule: Schedule, report: Report,
+               budget: Budget) -> None:
+    """Each phase in its own worker; every result handed to `listener` in report order as soon as it is. A hidden
     case is handed to the worker while the one before it is judged (Judge.send), so that the worker computes
     while the grader judges; each keeps its own clock and verdict, and one sent to a worker that was then
     stopped runs again on the next. The hidden memory-audited cases run beside the others, in a worker of
-    their own, where sandboxes are kept apart (grader/grading/audit_lane.py). `on_hidden` is called once, as the
-    hidden cases begin, where the learner's file imported: what else may run beside them then starts."""
+    their own, where sandboxes are kept apart (grader/grading/audit_lane.py). The schedule's `on_hidden` is called
+    once, as the hidden cases begin, where the learner's file imported: what else may run beside them then starts."""
+    exercise, worker, phases, on_hidden = run.exercise, schedule.worker, schedule.phases, schedule.on_hidden
+    expected = schedule.expected
     done: dict[tuple[str, str], CaseResult] = {}
     imported = False
     ahead: Sending | None = None  # the next hidden case, handed to the worker while this one is judged
@@ -47,8 +61,8 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
                 on_hidden()
                 on_hidden = None
             if not report.load_error and any(_beside(case) for case, _ in runs) and sandboxes_apart():
-                lane = _lane(exercise, worker, judge, [run for run in runs if _beside(run[0])], budget, done)
-                runs = [run for run in runs if not _beside(run[0])]
+                lane = _lane(exercise, worker, judge, [pair for pair in runs if _beside(pair[0])], budget, done)
+                runs = [pair for pair in runs if not _beside(pair[0])]
             for index, (case, device) in enumerate(runs):
                 refusal = "" if report.load_error else budget.refusal(case)
                 sending, ahead = ahead, None
@@ -89,11 +103,11 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
                 done[(case.name, device)] = result
                 if lane is not None and not _gathered(lane, report, judge, budget, done, wait=False):
                     return
-                _flush(report, expected, done, on_result)
+                _flush(report, expected, done, listener)
             if lane is not None:
                 if not _gathered(lane, report, judge, budget, done, wait=True):
                     return
-                _flush(report, expected, done, on_result)
+                _flush(report, expected, done, listener)
     finally:
         if ahead is not None:
             ahead.discard()
@@ -186,11 +200,11 @@ def _gathered(lane: AuditLane, report: Report, judge: Judge, budget: Budget, don
 
 
 def _flush(report: Report, expected: list[tuple[str, str]], done: dict[tuple[str, str], CaseResult],
-           on_result: OnResult) -> None:
+           listener: Listener) -> None:
     """Results handed on in the order the case files give, whatever order they ran in."""
     while len(report.results) < len(expected) and expected[len(report.results)] in done:
         report.results.append(done[expected[len(report.results)]])
-        on_result(report.results[-1])
+        listener.finished(report.results[-1])
 
 
 def _readied(worker: WorkerClient, exercise: Exercise) -> RawResult:

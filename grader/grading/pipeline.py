@@ -16,10 +16,9 @@ import pkgutil
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
 
 import grader
 import grader.channel
@@ -29,21 +28,20 @@ from grader.course import trust
 from grader.course.cases import Case, load_exercise_cases
 from grader.course.checker import Checker, load_checker
 from grader.course.blame import where
-from grader.course.exercise import Exercise, check_exists, check_forbidden, learner_file
+from grader.course.exercise import Exercise, check_exists, check_forbidden
 from grader.errors import ConfigError, CourseBroken, UsageError
-from grader.grading.budget import Budget, checked_seconds
+from grader.grading.budget import Budget
 from grader.grading.case import MEMORY_AUDIT, Judge
 from grader.grading.devices import DEVICES
-from grader.grading.phases import phases, run_phases
+from grader.grading.phases import Schedule, phases, run_phases
+from grader.grading.request import UNHEARD, Listener, Run, shown_path
 from grader.grading.suite_beside import SuiteBeside, run_suite
-from grader.grading.group import choose_suite
+from grader.grading.group import SuiteRun, choose_suite
 from grader.grading.warm_up import warm_up_cases
 from grader.grading.worker_client import WorkerClient
-from grader.results import CaseResult, Report
+from grader.results import Report
 from grader.sandbox.machine import sandboxes_apart
 
-OnResult = Callable[[CaseResult], None]
-OnStart = Callable[[Report], None]
 
 
 @dataclass
@@ -59,102 +57,76 @@ class Trusted:
     warm_ups: dict[str, Case] = field(default_factory=dict)  # per function, its first call's case (warm_up.py)
 
 
-def grade(exercise: Exercise, file: Path | None = None, mode: str = "run", device: str = "all",
-          on_result: OnResult | None = None, time_limit: float | None = None,
-          memory_limit_mb: int | None = None, group: tuple[str, int] | None = None,
-          only: set[str] | None = None, time_budget: float | None = None,
-          display: str | None = None, on_start: OnStart | None = None, diagnose: bool = True,
-          confined: bool = False) -> Report:
-    """Grade `file` (the learner's stub by default) on the examples, or on every case for a submission.
+def grade(run: Run, listener: Listener | None = None) -> Report:
+    """Grade `run.file` on the examples, or on every case for a submission (grader/grading/request.py: what a Run
+    asks, and the limits it runs under). With `run.group`, or for a submission whose exercise declares one, the
+    exercise's distributed suite follows: that many ranks run the learner's functions together
+    (grader/grading/group.py). `listener` hears of the run as it goes: the report once, before the first case
+    runs, with what is planned and nothing graded yet, then each result as it is known, in report order.
 
-    `time_limit` replaces the course's default per-case limit (cases that set their own keep it);
-    `memory_limit_mb` replaces the memory limit of the learner's processes. With `group` (an option
-    and a world size, such as ("ring", 4)), the exercise's suite of that name follows: that many ranks
-    run the learner's functions together (grader/grading/group.py). With `only`, just the cases of those
-    names run (what `grader validate` has not graded before). `time_budget` replaces the exercise's
-    budget for the whole command (grader/grading/budget.py): cases left when it is used up are not run.
-    `display` names the file in messages and the report (by default, its path from the course's root).
-    `on_result` gets each result as it is known, in report order; `on_start` gets the report once,
-    before the first case runs, with what is planned (`Report.planned`, `Report.uses`) and nothing
-    graded yet. `diagnose=False` names no catalogued mistake on failures (validate works those out itself).
-    `confined`: grade only where learner code is kept from the course and the results (a cohort, an autograder),
-    never on a machine where it would run as the grader's own user with nothing to hold it.
-    """
+    Workers are forked from the zygote the caller holds (grader/sandbox/zygote.py: a learner's command, a
+    cohort's grading process, validate, an autograder); without one, each sandbox's launcher starts afresh."""
     started = time.monotonic()
-    if time_limit is not None:
-        exercise = replace(exercise, time_limit=float(time_limit))
-    if memory_limit_mb is not None:
-        exercise = replace(exercise, memory_limit_mb=int(memory_limit_mb))
-    if checked_seconds(time_budget) is not None:
-        exercise = replace(exercise, time_budget=float(time_budget))
-    learner = learner_file(file or exercise.stub)
-    shown = display or _display(learner, exercise.root)
-    if device not in DEVICES:
+    if run.device not in DEVICES:
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
-    on_result = on_result or (lambda result: None)
-    budget = Budget(exercise.time_budget)
-    on_start = on_start or (lambda report: None)
-    # The zygote imports torch on another core while this process loads what it trusts; workers are then
-    # forked from it, torch and all, in milliseconds.
-    from grader.sandbox import zygote
+    budget = Budget(run.exercise.time_budget)
     from grader.sandbox.machine import probe_soon
 
     probe_soon()  # what confines learner code here, found while load_trusted imports torch
-    with zygote.held():
-        report, trusted = _graded(exercise, learner, shown, mode, device, group, only, on_result, budget, on_start,
-                                  diagnose, confined)
-    changed = trust.changed(trusted.prints, exercise)
+    report, trusted = _graded(run, listener or UNHEARD, budget)
+    changed = trust.changed(trusted.prints, run.exercise)
     if changed:
         report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
-                                  f"{', '.join(_display(Path(path), exercise.root) for path in changed[:3])}"
+                                  f"{', '.join(shown_path(Path(path), run.exercise.root) for path in changed[:3])}"
                                   f"{', ...' if len(changed) > 3 else ''}): this run proves nothing")
     report.seconds = time.monotonic() - started
     return report
 
 
-def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: str, group: tuple[str, int] | None,
-            only: set[str] | None, on_result: OnResult, budget: Budget,
-            on_start: OnStart, diagnose: bool = True, confined: bool = False) -> tuple[Report, Trusted]:
+def _graded(run: Run, listener: Listener, budget: Budget) -> tuple[Report, Trusted]:
     """Every case of the run (and the group suite), in isolated workers: the report and what was trusted."""
     from grader.sandbox.machine import containment, refusal
 
+    exercise = run.exercise
     # The worker holds CUDA only where its cases will run there (an address-space limit cannot hold CUDA's).
-    worker = WorkerClient(learner, exercise.root, exercise.memory_limit_mb, use_cuda=device != "cpu" and _cuda())
+    worker = WorkerClient(run.file, exercise.root, exercise.memory_limit_mb, use_cuda=run.device != "cpu" and _cuda())
     beside: SuiteBeside | None = None  # the group suite, where it runs beside the hidden cases (suite_beside.py)
     try:
-        trusted = load_trusted(exercise, mode, group is not None)
-        suite_run = choose_suite(exercise, trusted.suites, group, mode)  # a usage error before anything runs
-        if suite_run is not None and only is not None and group is None \
-                and not {case.name for case in suite_run[0].cases(suite_run[1])} & only:
+        trusted = load_trusted(exercise, run.mode, run.group is not None)
+        suite_run = choose_suite(run, trusted.suites, trusted.reference)  # a usage error before anything runs
+        if suite_run is not None and run.only is not None and run.group is None \
+                and not {case.name for case in suite_run.suite.cases(suite_run.world)} & run.only:
             suite_run = None  # some cases by name (validate, a test), none of them the suite's
         # Where this machine cannot keep learner code from what decides its verdict, nothing of it runs.
         course = [Path(path) for path in trusted.prints if not Path(path).is_relative_to(grader.PACKAGE)]
-        problem = refusal(course, confined)
+        problem = refusal(course, run.confined)
         if problem:
-            report = Report(exercise.name, mode, shown, declared_max=exercise.max_score, not_graded=problem,
-                            containment=containment())
+            report = Report(exercise.name, run.mode, run.display, declared_max=exercise.max_score,
+                            not_graded=problem, containment=containment())
             return report, trusted
         worker.start()
-        if only is not None:
-            trusted.cases = [case for case in trusted.cases if case.name in only]
-        report = Report(exercise.name, mode, shown, declared_max=exercise.max_score)
-        devices = _devices(device, report)
+        if run.only is not None:
+            trusted.cases = [case for case in trusted.cases if case.name in run.only]
+        report = Report(exercise.name, run.mode, run.display, declared_max=exercise.max_score)
+        devices = _devices(run.device, report)
         report.containment = containment()
-        if diagnose:
+        if run.diagnose:
             report.notes.extend(trusted.staff_notes)
         _plan(report, trusted, devices, suite_run)
-        on_start(report)
+        listener.start(report)
 
-        def suite(into: Report, on: OnResult, stop: threading.Event | None = None) -> None:
-            run_suite(exercise, suite_run, learner, device, trusted.reference, budget, only, into, on, stop)
+        def suite(into: Report, heard: Listener, stop: threading.Event | None = None) -> None:
+            run_suite(run, heard, suite_run, into, budget, stop)
 
         def begin_beside() -> None:  # the hidden cases begin, the file imported: the suite may run beside them
             nonlocal beside
             if suite_run is not None and sandboxes_apart():
-                beside = SuiteBeside(suite, Report(exercise.name, mode, shown)).start()
+                beside = SuiteBeside(suite, Report(exercise.name, run.mode, run.display)).start()
 
+        expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
+        schedule = Schedule(devices, phases(trusted.cases, devices), worker, expected, begin_beside)
         try:
-            _grade(exercise, shown, trusted, devices, worker, on_result, report, budget, diagnose, begin_beside)
+            _grade(run, listener, trusted, schedule, report, budget)
         except CourseBroken as error:  # the checker or the reference raised: nothing here is about the learner
             report.not_graded = str(error)
     except BaseException:
@@ -165,11 +137,11 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
         worker.stop()
     graded = not report.load_error and not report.not_graded
     if beside is not None and graded:
-        beside.take(report, on_result)
+        beside.take(report, listener)
     elif beside is not None:
         beside.abandon()
     elif suite_run is not None and graded:
-        suite(report, on_result)
+        suite(report, listener)
     report.notes.extend(budget.notes())
     return report, trusted
 
@@ -231,12 +203,12 @@ def preload() -> None:
             importlib.import_module(f"{package.__name__}.{found.name}")
 
 
-def _plan(report: Report, trusted: Trusted, devices: list[str], suite_run: tuple | None) -> None:
+def _plan(report: Report, trusted: Trusted, devices: list[str], suite_run: SuiteRun | None) -> None:
     """What the run will report, per suite in run order, and which functions call which, before anything runs."""
     planned = Counter(case.suite for case, device in _expected(trusted.cases, devices))
     uses = {name: function.uses for name, function in trusted.checker.functions.items() if function.uses}
     if suite_run is not None:
-        suite, world = suite_run
+        suite, world = suite_run.suite, suite_run.world
         planned.update(case.suite for case in suite.cases(world))
         if suite.uses:
             uses[suite.function] = tuple(suite.uses)
@@ -251,20 +223,18 @@ def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
                        if device == "cpu" or MEMORY_AUDIT not in case.audit]
 
 
-def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str], worker: WorkerClient,
-           on_result: OnResult, report: Report, budget: Budget, diagnose: bool = True,
-           on_hidden: Callable[[], None] | None = None) -> None:
-    judge = Judge(exercise, trusted.checker, shown, trusted.reference, diagnose=diagnose)
+def _grade(run: Run, listener: Listener, trusted: Trusted, schedule: Schedule, report: Report,
+           budget: Budget) -> None:
+    judge = Judge(run.exercise, trusted.checker, run.display, trusted.reference, diagnose=run.diagnose)
     judge.warm_ups = trusted.warm_ups
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
-    expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
-    runs = phases(trusted.cases, devices)
+    devices = schedule.devices
     stop = threading.Event()
-    prefetch = judge.prefetch([case for phase in runs for case, device in phase
+    prefetch = judge.prefetch([case for phase in schedule.phases for case, device in phase
                                if device == devices[0] or MEMORY_AUDIT in case.audit], stop,
                               wanted=budget.worth_preparing)
     try:
-        run_phases(exercise, worker, on_result, report, judge, runs, expected, budget, on_hidden)
+        run_phases(run, listener, judge, schedule, report, budget)
     finally:
         stop.set()  # a file that cannot be imported needs no more inputs: the thread ends within one case
         prefetch.join()
@@ -274,7 +244,7 @@ def _grade(exercise: Exercise, shown: str, trusted: Trusted, devices: list[str],
     if any(result.diagnosis for result in report.results):
         from grader.grading.diagnosis import reconcile
 
-        reconcile(report.results, exercise)
+        reconcile(report.results, run.exercise)
 
 
 def _cuda() -> bool:
@@ -296,13 +266,6 @@ def _devices(device: str, report: Report) -> list[str]:
                          "use --device cpu or all")
     report.notes.append("CUDA skipped: torch.cuda.is_available() is False on this machine.")
     return ["cpu"]
-
-
-def _display(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
 
 
 _references: dict[Path, ModuleType] = {}

@@ -11,17 +11,19 @@ network and /proc (grader/sandbox/machine.py, sandboxes_apart), the suite runs i
 from __future__ import annotations
 
 import threading
-from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from grader.course.blame import course_frame, where
-from grader.course.exercise import Exercise
 from grader.errors import CourseBroken
 from grader.grading.background import Background
 from grader.grading.budget import Budget
-from grader.results import CaseResult, Report
+from grader.grading.request import UNHEARD, Listener, Run
+from grader.results import Report
 
-RunSuite = Callable[[Report, Callable[[CaseResult], None], threading.Event], None]
+if TYPE_CHECKING:
+    from grader.grading.group import SuiteRun
+
+RunSuite = Callable[[Report, Listener, threading.Event], None]
 
 
 class SuiteBeside:
@@ -33,16 +35,16 @@ class SuiteBeside:
         self._run = run
 
     def start(self) -> "SuiteBeside":
-        self._call = Background(lambda: self._run(self.scratch, lambda result: None, self.stop), "grader-group-suite")
+        self._call = Background(lambda: self._run(self.scratch, UNHEARD, self.stop), "grader-group-suite")
         return self
 
-    def take(self, report: Report, on_result: Callable[[CaseResult], None]) -> None:
-        """Wait for the suite to end; its results into `report`, each handed to `on_result`, and its notes after
+    def take(self, report: Report, listener: Listener) -> None:
+        """Wait for the suite to end; its results into `report`, each handed to `listener`, and its notes after
         the report's own. Raises what the suite raised, here, in the grader's thread."""
         self._call.finish()
         for result in self.scratch.results:
             report.results.append(result)
-            on_result(result)
+            listener.finished(result)
         report.notes.extend(self.scratch.notes)
         report.not_graded = report.not_graded or self.scratch.not_graded
 
@@ -52,19 +54,16 @@ class SuiteBeside:
         self._call.join()
 
 
-def run_suite(exercise: Exercise, suite_run: tuple, learner: Path, device: str, reference: Any, budget: Budget,
-              only: set[str] | None, report: Report, on_result: Callable[[CaseResult], None],
+def run_suite(run: Run, listener: Listener, suite_run: SuiteRun, report: Report, budget: Budget,
               stop: threading.Event | None = None) -> None:
     """The group suite into `report`; the course's own faults in it make the run not graded, with file and line."""
     from grader.grading.group import run_group_suite
 
-    suite, world = suite_run
     try:
-        run_group_suite(exercise, suite, learner, world, device, report, on_result, reference,
-                        budget=budget, only=only, stop=stop)
+        run_group_suite(run, listener, suite_run, report, budget, stop)
     except CourseBroken as error:  # the suite's rank program raised
         report.not_graded = str(error)
     except Exception as error:  # the suite's own code (its cases, its inputs) raised: the course's, if it is there
-        if course_frame(error, exercise.root) is None:
+        if course_frame(error, run.exercise.root) is None:
             raise
-        report.not_graded = str(CourseBroken(where(error, exercise.root)))
+        report.not_graded = str(CourseBroken(where(error, run.exercise.root)))

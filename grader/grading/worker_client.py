@@ -55,6 +55,23 @@ class RawResult:
         return self.reply.seconds if self.reply else 0.0
 
 
+@dataclass(frozen=True)
+class Task:
+    """One call for the worker: its message, the descriptors it hands over, and what the call and its reply may cost.
+
+    `inputs`: how many tensors the message names; `shared_bytes`: the size of the inputs handed over in shared
+    memory, never the learner's to pay for; `output=False`: what the call prints is never shown (a hidden case),
+    so it is not collected for it."""
+
+    message: dict
+    fds: list[int]
+    inputs: int
+    time_limit: float  # CPU seconds
+    reply_limit: int   # bytes
+    shared_bytes: int = 0
+    output: bool = True
+
+
 class WorkerClient:
     """One learner process that answers tasks in turn; killed and restarted when a task goes wrong."""
 
@@ -176,20 +193,14 @@ class WorkerClient:
 
     # ------------------------------------------------------------ tasks
 
-    def run(self, task: dict, fds: list[int], inputs: int, time_limit: float, reply_limit: int,
-            shared_bytes: int = 0) -> RawResult:
-        """Send one task and wait for its checked reply, within `time_limit` CPU seconds.
-
-        `shared_bytes`: the size of the inputs handed over in shared memory, never the learner's to pay for.
-        """
-        sent = self.send(task, fds, inputs, time_limit, reply_limit, shared_bytes)
+    def run(self, task: Task) -> RawResult:
+        """Send one task and wait for its checked reply, within its time limit in CPU seconds."""
+        sent = self.send(task)
         return sent if isinstance(sent, RawResult) else self.finish(sent)
 
-    def send(self, task: dict, fds: list[int], inputs: int, time_limit: float, reply_limit: int,
-             shared_bytes: int = 0, output: bool = True) -> "Sent | RawResult":
+    def send(self, task: Task) -> "Sent | RawResult":
         """Send one task now and read its reply later (`finish`): the worker computes it while the grader judges
-        the one before. Tasks are answered in the order sent; how the task ended, if it could not be sent.
-        `output=False`: what the task printed is never shown (a hidden case), so it is not collected for it."""
+        the one before. Tasks are answered in the order sent; how the task ended, if it could not be sent."""
         if not self._in_flight and self._reader.pending():
             # Something arrived that nobody asked for: this worker's replies can no longer be matched to tasks.
             result = self._ended(RawResult("crashed"), "the worker sent a message nobody asked for (a protocol "
@@ -203,14 +214,14 @@ class WorkerClient:
         kills = sandbox.oom_kills()
         since = (time.monotonic(), sandbox.cpu_seconds(), None)
         try:
-            self._send({**task, "id": task_id, "reply_limit": reply_limit}, fds)
+            self._send({**task.message, "id": task_id, "reply_limit": task.reply_limit}, task.fds)
         except (wire.ChannelClosed, wire.ChannelTimeout, OSError) as error:
             result = self._ended(RawResult("crashed"), _problem(error, "before the case started"))
             result.stdout, result.stderr = self._output()
             self.stop()
             return result
-        sent = Sent(sandbox, task_id, inputs, time_limit, reply_limit, shared_bytes,
-                    "memory" in task.get("audit", ()), kills, since, output)
+        sent = Sent(sandbox, task_id, task.inputs, task.time_limit, task.reply_limit, task.shared_bytes,
+                    "memory" in task.message.get("audit", ()), kills, since, task.output)
         self._in_flight.append(sent)
         return sent
 

@@ -87,12 +87,13 @@ class Matrix:
         }
 
 
-def build(exercise: Any, checker: Any, reference: Any, cases: list[Case], mistakes: list[Graded],
-          variants: list[Graded], cache: VerdictCache | None = None, group_cases: list[Case] = ()) -> Matrix:
-    """The matrix, with every diagnosis worked out against the catalogue as it is now: afresh, or remembered
-    in `cache` under the whole catalogue's content (a new case works out that case's cells alone). A distributed
-    suite's cases (`group_cases`) catch mistakes too; no diagnosis is worked out on them (none names one there)."""
-    judge = Judge(exercise, checker, "", reference)
+def build(judge: Judge, cases: list[Case], mistakes: list[Graded], variants: list[Graded],
+          cache: VerdictCache | None = None, group_cases: list[Case] = ()) -> Matrix:
+    """The matrix, with every diagnosis worked out as `judge` (the exercise's checker and reference) sees the cases,
+    against the catalogue as it is now: afresh, or remembered in `cache` under the whole catalogue's content (a new
+    case works out that case's cells alone). A distributed suite's cases (`group_cases`) catch mistakes too; no
+    diagnosis is worked out on them (none names one there)."""
+    exercise = judge.exercise
     known = diagnosis.catalogue(exercise)
     by_name = {case.name: case for case in cases}
     whole = catalogue_digest(exercise.mistakes)

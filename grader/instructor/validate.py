@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from grader.course.blame import course_frame, where
@@ -12,10 +13,29 @@ from grader.course.cases import load_exercise_cases
 from grader.course.checker import load_checker
 from grader.course.exercise import Exercise, check_forbidden
 from grader.errors import GraderError
+from grader.grading.case import Judge
 from grader.grading.pipeline import grade, load_reference
+from grader.grading.request import Run
 from grader.instructor import matrix, record, verdicts
 from grader.results import Outcome
 from grader.results.validation import Check, Validation
+
+
+@dataclass
+class Loaded:
+    """What validate loaded of an exercise before grading anything: its checker, its cases, and its distributed
+    suites with every case of each (by option name)."""
+
+    exercise: Exercise
+    checker: Any
+    cases: list
+    suites: dict
+    extra: dict
+
+    @property
+    def group(self) -> tuple[Any, list] | None:
+        """The first distributed suite that has cases, with its cases; None where none has."""
+        return next(((suite, self.extra[name]) for name, suite in self.suites.items() if self.extra[name]), None)
 
 
 def validate_exercise(exercise: Exercise, progress: Callable[[str], None] = lambda line: None,
@@ -64,7 +84,7 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
     if not (exercise.solution.is_file() and exercise.starter.is_file()):
         return validation
     try:
-        _grade_checks(exercise, checker, cases, suites, extra, validation, progress, use_cache)
+        _grade_checks(Loaded(exercise, checker, cases, suites, extra), validation, progress, use_cache)
     except GraderError as error:  # the reference does not load, or the checker or a rank program raised
         add(Check("the course's own code runs", False, str(error)))
     except Exception as error:  # a group suite's own code raised while building a case
@@ -75,9 +95,9 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
     return validation
 
 
-def _grade_checks(exercise: Exercise, checker: Any, cases: list, suites: dict, extra: dict, validation: Validation,
-                  progress: Callable[[str], None], use_cache: bool) -> None:
+def _grade_checks(loaded: Loaded, validation: Validation, progress: Callable[[str], None], use_cache: bool) -> None:
     """The reference, the starter, the group suites and the catalogue, graded on every case."""
+    exercise, cases, suites, extra = loaded.exercise, loaded.cases, loaded.suites, loaded.extra
     add = validation.checks.append
     cache = verdicts.VerdictCache(exercise, enabled=use_cache)
     progress("grading the reference solution and the starter stub on every case ...")
@@ -85,7 +105,7 @@ def _grade_checks(exercise: Exercise, checker: Any, cases: list, suites: dict, e
         exercise, [(exercise.solution, exercise.solution), (exercise.starter, exercise.starter)], cases, progress, cache)
     failed = [r for r in reference.results if r.outcome.counts_as_failure]
     if not failed and _cuda():
-        failed = [r for r in grade(exercise, exercise.solution, "submit", "cuda").results
+        failed = [r for r in grade(Run(exercise, exercise.solution, "submit", "cuda")).results
                   if r.outcome.counts_as_failure]
     add(Check("reference passes every case", not failed, _failures(failed) or f"{len(reference.results)} cases"))
     not_attempted = [r for r in starter.results if r.outcome is not Outcome.NOT_ATTEMPTED]
@@ -95,8 +115,7 @@ def _grade_checks(exercise: Exercise, checker: Any, cases: list, suites: dict, e
         if extra[name]:
             progress(f"running the reference solution in the --{name} suite ...")
             add(_check_group(exercise, suite, extra[name], cache))
-    group = next(((suite, extra[name]) for name, suite in suites.items() if extra[name]), None)
-    _check_catalogue(exercise, checker, cases, validation, progress, cache, group)
+    _check_catalogue(loaded, validation, progress, cache)
 
 
 def _hint_functions_unknown(exercise: Exercise) -> list[str]:
@@ -163,10 +182,10 @@ def _check_group(exercise: Exercise, suite: Any, group_cases: list, cache: Any) 
                  "; ".join(failed[:3]) or f"{len(group_cases)} cases on {worlds} ranks")
 
 
-def _check_catalogue(exercise: Exercise, checker: Any, cases: list, validation: Validation,
-                     progress: Callable[[str], None], cache: Any, group: tuple[Any, list] | None = None) -> None:
+def _check_catalogue(loaded: Loaded, validation: Validation, progress: Callable[[str], None], cache: Any) -> None:
     """Every catalogued mistake is caught by some case (a distributed suite's included); every correct variant passes
     every case."""
+    exercise, checker, cases, group = loaded.exercise, loaded.checker, loaded.cases, loaded.group
     broken = verdicts.broken_files(exercise)
     validation.checks.append(Check("mistakes and variants load", not broken, "; ".join(broken.values())))
     warm = matrix.WarmUp(exercise, checker, load_reference(exercise), cases, cache)
@@ -196,8 +215,8 @@ def _check_catalogue(exercise: Exercise, checker: Any, cases: list, validation: 
     add(Check("every correct variant passes every case", not rejected,
               "; ".join(rejected) or f"{len(variants)} variants"))
     progress("working out what the diagnosis names on each case ...")
-    validation.matrix = matrix.build(exercise, checker, load_reference(exercise), cases, mistakes, variants,
-                                     cache, group[1] if group else [])
+    validation.matrix = matrix.build(Judge(exercise, checker, "", load_reference(exercise)), cases, mistakes,
+                                     variants, cache, group[1] if group else [])
     cache.save()
     distributed = {case.name for case in group[1]} if group else set()
     twins = {stem for pair in validation.matrix.indistinguishable() for stem in pair}  # said apart, just above

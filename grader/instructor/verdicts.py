@@ -27,6 +27,7 @@ from grader.course.rules import KINDS
 from grader.errors import GraderError
 from grader.files import write_atomic
 from grader.grading.pipeline import grade, prepare_process
+from grader.grading.request import Run
 from grader.results import CaseResult, Outcome
 
 FEW = 80  # verdicts to grade: up to this many, in this process
@@ -166,15 +167,16 @@ def grade_catalogue(exercise: Exercise, cases: list[Case], progress: Callable[[s
 def grade_group(exercise: Exercise, suite: Any, cases: list[Case], reference: Any, path: Path,
                 cache: VerdictCache) -> list[CaseResult]:
     """One file's verdicts on a distributed suite's cases, each at its own world size: remembered, else run."""
-    from grader.grading.group import run_case
+    from grader.grading.group import SuiteRun, run_case
 
     text = path.read_text(encoding="utf-8")
+    run = Run(exercise, path, "submit", "cpu")
     results = []
     for case in cases:
         key = cache.key(text, case)
         found = cache.get(key)
         if found is None:
-            result = run_case(exercise, suite, path, case, False, reference)
+            result = run_case(run, SuiteRun(suite, suite.world_of(case), reference), case)
             cache.put(key, result)
         else:
             result = _result(case, found)
@@ -239,7 +241,7 @@ def _keep(item: Graded, text: str, missing: set[str], results: list[CaseResult],
 
 def _grade_file(exercise: Exercise, path: Path, only: set[str]) -> list[CaseResult]:
     # What each failure would be diagnosed as is worked out by the matrix, against the catalogue as it is now.
-    report = grade(exercise, path, "submit", "cpu", only=only, diagnose=False)
+    report = grade(Run(exercise, path, "submit", "cpu", only=only, diagnose=False))
     if report.not_graded:  # the course's own code raised, or this machine could not grade: no verdict is one
         raise GraderError(report.not_graded)
     return report.results

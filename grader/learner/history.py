@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
-from grader.course.exercise import Exercise
-from grader.errors import UsageError
+from grader.course.exercise import Exercise, load_course
+from grader.errors import GraderError, UsageError
 from grader.learner.state import LearnerState, StateError, accepted
 from grader.results.learner_state import Backup, ExerciseState, Submitted, Summary
 
@@ -53,6 +54,37 @@ def acceptance_line(entry: ExerciseState) -> str | None:
     latest = entry.last_submission or first
     after = f" (latest submission: {verdict(latest)})" if latest.status != "passed" else ""
     return f"Accepted: {which}{first.when}{after}"
+
+
+def accepted_names(root: Path, exercises: list[Exercise]) -> set[str]:
+    """The exercises accepted so far; none where the progress cannot be read (the command itself says why)."""
+    progress = LearnerState(root)
+    try:
+        progress.check()
+        return {e.name for e in exercises if accepted(progress.exercise(e.name))}
+    except Exception:  # noqa: BLE001  (unreadable progress: the note about it is printed by the command itself)
+        return set()
+
+
+def next_exercise(root: Path, current: Exercise) -> Exercise | None:
+    """After `current` is accepted: the next exercise of the course not yet accepted (after it, else before it)."""
+    try:
+        exercises = load_course(root)
+    except GraderError:
+        return None
+    done = accepted_names(root, exercises) | {current.name}
+    names = [e.name for e in exercises]
+    at = names.index(current.name) + 1 if current.name in names else 0
+    return next((e for e in exercises[at:] + exercises[:at] if e.name not in done), None)
+
+
+def next_step(exercise: Exercise) -> str:
+    """After `exercise` is accepted: the next exercise to do and the command that starts it, or that none is left."""
+    following = next_exercise(exercise.root, exercise)
+    if following is None:
+        return "Every exercise of the course is accepted."
+    return (f"Next: {following.name}, {following.title}: grader show {following.name} reads its statement "
+            f"(its file: {following.stub.relative_to(following.root)}).")
 
 
 def items(exercise: Exercise, progress: LearnerState) -> list[Item]:

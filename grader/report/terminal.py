@@ -109,6 +109,13 @@ class TerminalRenderer:
             say(self.console, self._header)
             self._header = ""
 
+    def begin(self, exercise: str, mode: str, file: str, containment: str | Callable[[], str] = "") -> None:
+        """The header, announced at once on a terminal, before torch is imported: the learner sees what is being
+        graded. Piped, it waits for the first result, so that an error before any case stays one line for scripts."""
+        self.header(exercise, mode, file, containment)
+        if self.console.is_terminal:
+            self.announce()
+
     def _print_header(self) -> None:
         self.announce()
         if self._containment:
@@ -117,7 +124,8 @@ class TerminalRenderer:
                 say(self.console, f"[muted]{show(containment)}[/]")
             self._containment = ""
 
-    def case(self, result: CaseResult) -> None:
+    def finished(self, result: CaseResult) -> None:
+        """One case's result, as soon as it is known (grader/grading/request.py, Listener)."""
         self._live.advance(result)
         if result.load_failed:
             return  # the file could not be imported: said once, with the count, at the end
@@ -258,6 +266,10 @@ class TerminalRenderer:
         console.print(f"[muted]{seconds:.1f} s[/]")
         # The last line stays plain so that scripts and CI can read it.
         console.print(report.summary_line(), style=None, markup=False)
+
+    def archived(self, written: str, hand_in: str) -> None:
+        """After a learner bundle's submit: the archive written for the course (`written`), and how to hand it in."""
+        self.console.print(f"Wrote {escape(written)} (your file and its manifest, verified): {show(hand_in)}.")
 
     def _load_error(self, report: Report) -> None:
         """The import error once, with how many cases it kept from running (every case, or the hidden ones)."""

@@ -164,6 +164,8 @@ def _say(out: TextIO, text: str) -> None:
 
 def _grade(root: Path) -> Report:
     from grader.grading.pipeline import grade
+    from grader.grading.request import Run
+    from grader.sandbox import zygote
 
     exercise = find_exercise(root / "source", None)
     learner = _submitted_file(root / "submission", exercise.stub.name)
@@ -177,7 +179,8 @@ def _grade(root: Path) -> Report:
             copy.write_bytes(read_regular(learner))
         except RefusedFile as error:
             raise SubmissionProblem(f"{_shown(learner, root / 'submission')}: not graded: {error.reason}") from None
-        report = grade(exercise, copy, "submit", "all", confined=True)
+        with zygote.held():  # every worker of the grade forks from one process that imported torch
+            report = grade(Run(exercise, copy, "submit", "all", confined=True))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     report.file = learner.name

@@ -10,7 +10,7 @@ import tempfile
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -70,6 +70,7 @@ def grade_all(exercise: Exercise, todo: list[Job], jobs: int) -> Iterator[tuple[
 def grade_one(exercise: Exercise, job: Job) -> dict[str, Any]:
     """Grade one submission's bytes as the exercise's file; its results file, or why it was not graded."""
     from grader.grading.pipeline import grade
+    from grader.grading.request import Limits, Run
     from grader.results.from_report import results_file
 
     folder = Path(tempfile.mkdtemp(prefix="grader-cohort-"))
@@ -78,14 +79,8 @@ def grade_one(exercise: Exercise, job: Job) -> dict[str, Any]:
         file = folder / exercise.stub.name
         file.write_bytes(job.data)
         # Named as found, never by the copy's passing path: the same submission reads the same on every run.
-        time_limit, time_budget = job.time_limit, job.time_budget
-        if job.time_factor != 1.0:
-            exercise = replace(exercise, time_factor=job.time_factor)
-            time_limit = (time_limit or exercise.time_limit) * job.time_factor
-            time_budget = (time_budget or exercise.time_budget) * job.time_factor
-        report = grade(exercise, file, "submit", job.device, time_limit=time_limit,
-                       memory_limit_mb=job.memory_limit_mb, time_budget=time_budget, display=job.name,
-                       confined=True)
+        limits = Limits(job.time_limit, job.memory_limit_mb, job.time_budget, job.time_factor)
+        report = grade(Run(limits.on(exercise), file, "submit", job.device, display=job.name, confined=True))
         if report.integrity_error or report.not_graded:
             return {"not_graded": report.integrity_error or report.not_graded, "lasting": False}
         return {"report": results_file(report), "seconds": report.seconds}
