@@ -113,8 +113,11 @@ def run_group_suite(exercise: Exercise, suite: GroupSuite, learner: Path, world:
 
 
 def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, use_cuda: bool, reference: Any,
-             time_limit: float | None = None, stop: threading.Event | None = None) -> CaseResult:
-    """Start the ranks, wait for all of them within the group limit, kill them all, judge their replies."""
+             time_limit: float | None = None, stop: threading.Event | None = None,
+             on_traffic: Callable[[int | None, GroupInputs], None] | None = None) -> CaseResult:
+    """Start the ranks, wait for all of them within the group limit, kill them all, judge their replies.
+    `on_traffic` gets the bytes the kernel counted between the ranks (None where it cannot count them) and the
+    case's inputs."""
     inputs = suite.build(case, reference)
     world = inputs.world
     limit = time_limit or (case.time_limit * exercise.time_factor if case.time_limit else exercise.time_limit)
@@ -143,6 +146,8 @@ def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, u
     from grader.grading.group_verdict import judge
 
     judge(ranks, inputs, limit, exercise, result, traffic)
+    if on_traffic is not None:
+        on_traffic(traffic, inputs)
     stats = [rank.reply.get("stats") or [] for rank in ranks]
     table = suite.table(stats, inputs) if any(stats) else None
     if table:
