@@ -159,7 +159,8 @@ def _value(node: Any, tensors: list[WireTensor], used: set[int], depth: int, bud
 
 # What the in-process audit may report, each with the one type its items must have.
 OBSERVATIONS = {"materialized": (list, str), "materialized_count": (int, None), "peak_bytes": (int, None),
-                "version_changed": (list, int), "forbidden_seen": (list, str)}
+                "version_changed": (list, int), "forbidden_seen": (list, str),
+                "cuda_peak_bytes": (int, None), "cuda_microseconds": (int, None)}  # grader scale, on CUDA
 
 
 def _observations(found: Any, inputs: int) -> dict[str, Any]:
