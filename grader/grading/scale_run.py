@@ -177,7 +177,7 @@ def _single(run: ScaleRun, exercise: Exercise, checker: Any, cases: list[Case], 
                     series.ended = lane.warm_up(cases[0].function, smallest, max(clock.left(), 0.5))
                 finally:
                     timer.cancel()
-        if not all(lane.memory_counted for lane in lanes) and "memory" in run.spec.measures:
+        if device == "cpu" and not all(lane.memory_counted for lane in lanes) and "memory" in run.spec.measures:
             run.notes.append("Peak memory is not counted here: nothing counts every process of the sandbox.")
         for case, size in zip(cases, run.sizes):
             if clock.left() <= 0:
@@ -219,6 +219,9 @@ def _grouped(run: ScaleRun, exercise: Exercise, suite: Any, cases: list[Case], r
     clock = _Clock(run, started)
     uncounted = False
     for case, size in zip(cases, run.sizes):
+        if clock.left() <= 0:
+            clock.out(size, begun=False)
+            break
         if not clock.fits(size):
             break
         began = time.monotonic()
