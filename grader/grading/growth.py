@@ -30,7 +30,7 @@ WORDS = {"flat": "flat", "slowly": "grows slowly with the {axis}", "sqrt": "grow
          "linear": "grows linearly with the {axis}", "n^1.5": "grows as the {axis} to the power 1.5",
          "quadratic": "grows quadratically with the {axis}", "cubic": "grows as the cube of the {axis}"}
 NOISY = 0.25  # a best fit this far off its points (relative, root mean square) shows no clear growth
-WORDS["noisy"] = "shows no clear growth with the {axis} (its figures scatter more than a curve explains)"
+WORDS["noisy"] = "shows no clear growth with the {axis}"
 assert set(WORDS) == {*GROWTHS, "noisy"}
 
 

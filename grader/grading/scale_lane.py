@@ -1,5 +1,5 @@
 """The designs `grader scale` measures (the learner's file, the reference, the catalogue's naive ones), and one
-design's worker: started in the sandbox as grading starts it, called at each size, its call measured.
+design's worker: started in the sandbox as grading starts it, called at each size, each call measured.
 
 Each call is the learner's function on inputs handed over in shared memory, as a case's call is, with no audit
 watching it (the dispatch mode would cost time on every operator). Its time is what the worker measured around
@@ -25,8 +25,10 @@ from grader.grading.warm_up import ALLOWANCE
 from grader.grading.worker_client import RawResult, WorkerClient
 from grader.inert import fit, inert
 
-REPEAT_WITHIN = 0.2  # seconds: a size's calls are made again, up to REPEATS times, while they cost less than this
-REPEATS = 3
+# A size's calls are made in rounds, every design once a round, so that a moment the machine is busy costs every
+# design alike; another round follows, up to ROUNDS, while a round costs less than ROUND_WITHIN seconds.
+ROUNDS = 5
+ROUND_WITHIN = 0.1
 
 
 @dataclass(frozen=True)
@@ -99,25 +101,21 @@ class Lane:
         self.worker.rebase_memory(ALLOWANCE)
         return ""
 
-    def measure(self, function: str, inputs: Inputs, limit: float) -> Measured:
-        """The call at one size, made again while cheap: the least time and the least memory it took."""
-        best = Measured()
-        spent = 0.0
-        for _ in range(REPEATS):
-            raw, memory = self._call(function, inputs, limit)
-            if raw.kind != "returned":
-                return Measured(failed=_failure(raw))
-            seconds = raw.seconds
-            if self.device == "cuda":
-                observed = raw.reply.observations
-                seconds = observed.get("cuda_microseconds", seconds * 1e6) / 1e6
-                memory = observed.get("cuda_peak_bytes")
-            best.seconds = seconds if best.seconds is None else min(best.seconds, seconds)
-            if memory is not None:
-                best.memory = memory if best.memory is None else min(best.memory, memory)
-            spent += seconds
-            if spent >= REPEAT_WITHIN:
-                break
+    def measure(self, function: str, inputs: Inputs, limit: float, best: Measured | None = None) -> Measured:
+        """One call at one size, kept with `best` (the calls before it at that size): the least time and the least
+        memory any of them took, or why this one failed."""
+        best = best or Measured()
+        raw, memory = self._call(function, inputs, limit)
+        if raw.kind != "returned":
+            return Measured(failed=_failure(raw))
+        seconds = raw.seconds
+        if self.device == "cuda":
+            observed = raw.reply.observations
+            seconds = observed.get("cuda_microseconds", seconds * 1e6) / 1e6
+            memory = observed.get("cuda_peak_bytes")
+        best.seconds = seconds if best.seconds is None else min(best.seconds, seconds)
+        if memory is not None:
+            best.memory = memory if best.memory is None else min(best.memory, memory)
         return best
 
     def _call(self, function: str, inputs: Inputs, limit: float) -> tuple[RawResult, int | None]:

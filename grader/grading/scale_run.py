@@ -25,7 +25,7 @@ from grader.course.cases import Case
 from grader.course.exercise import Exercise
 from grader.course.scale_spec import ScaleSpec, checked_params
 from grader.errors import UsageError
-from grader.grading.scale_lane import Design, Lane, Measured, check_function, designs
+from grader.grading.scale_lane import ROUNDS, ROUND_WITHIN, Design, Lane, Measured, check_function, designs
 from grader.results import Outcome
 
 SIZE_AT_LEAST = 1.0  # a size costs at least this power of its ratio to the one before
@@ -187,21 +187,29 @@ def _single(run: ScaleRun, exercise: Exercise, checker: Any, cases: list[Case], 
                 return
             began = time.monotonic()
             inputs = _inputs(exercise, checker, case)
-            for series, lane in zip(run.series, lanes):
-                if series.ended:
-                    continue
-                if clock.left() <= 0:
-                    clock.out(size)
-                    return
-                timer = lane.stop_at(clock.left())
-                try:
-                    found: Measured = lane.measure(case.function, inputs, max(clock.left(), 0.5))
-                finally:
-                    timer.cancel()
-                if found.failed:
-                    series.ended = f"{found.failed} at {size:g} {run.spec.axis}"
-                else:
-                    series.points.append(Point(size, found.seconds, found.memory))
+            best: dict[int, Measured] = {}
+            for _ in range(ROUNDS):
+                round_began = time.monotonic()
+                for index, (series, lane) in enumerate(zip(run.series, lanes)):
+                    if series.ended:
+                        continue
+                    if clock.left() <= 0:
+                        clock.out(size)
+                        return
+                    timer = lane.stop_at(clock.left())
+                    try:
+                        found = lane.measure(case.function, inputs, max(clock.left(), 0.5), best.get(index))
+                    finally:
+                        timer.cancel()
+                    if found.failed:
+                        series.ended = f"{found.failed} at {size:g} {run.spec.axis}"
+                        best.pop(index, None)
+                    else:
+                        best[index] = found
+                if time.monotonic() - round_began >= ROUND_WITHIN:
+                    break
+            for index, found in sorted(best.items()):
+                run.series[index].points.append(Point(size, found.seconds, found.memory))
             clock.costs.append((size, time.monotonic() - began))
     finally:
         for lane in lanes:

@@ -43,7 +43,8 @@ def chart(run: ScaleRun, measure: str, width: int) -> list[Text]:
         middle = math.sqrt(high * low)
         low, high = middle / 2, middle * 2
     labels = [figure(value, measure, run) for value in (high, math.sqrt(high * low), low)]
-    margin = max(len(text) for text in [*labels, figure(FLOORS["memory"], measure, run)]) + 1
+    margin = max(len(text) for text in [*labels, *([figure(FLOORS[measure], measure, run)]
+                                                   if measure == "memory" else [])]) + 1
     columns = max(24, min(width, MAX_WIDTH) - margin - 2)
     sizes = run.sizes
     x_of = lambda size: round((math.log(size / sizes[0]) / math.log(sizes[-1] / sizes[0])) * (columns - 1))  # noqa

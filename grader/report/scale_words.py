@@ -12,7 +12,7 @@ from grader.grading.scale_run import ScaleRun, Series
 MEASURE_NAMES = {"memory": "peak memory", "time": "time", "traffic": "bytes each rank moved"}
 OWN_NAMES = {"memory": "peak memory", "time": "time", "traffic": "ranks' traffic"}  # "Your ranks' traffic is flat"
 WHAT = {"memory": "the most held at once, counted by the kernel, above what torch and your import hold",
-        "time": "one call, the best of up to 3", "traffic": "counted by the kernel on the ranks' own loopback"}
+        "time": "one call, the best of up to 5", "traffic": "counted by the kernel on the ranks' own loopback"}
 CUDA_WHAT = {"memory": "torch's allocator peak on CUDA (max_memory_allocated)", "time": "one call, CUDA events"}
 SAME = 1.15  # figures this close at every size are one figure ("2.0x one all-reduce at every size")
 
@@ -65,6 +65,8 @@ def sentence(series: Series, measure: str, run: ScaleRun) -> str:
         return f"{spread} (too few sizes for a growth)"
     said = run.spec.says.get(measure, {}).get(growth.label, "")
     axis = run.spec.axis
+    if growth.label == "noisy":
+        return f"{growth.words(axis)}: its figures scatter more than any curve explains ({spread})"
     if measure == "traffic":
         words = f"({growth.label})" if growth.label == "flat" else f", {growth.growing(axis)}" + (
             f" ({growth.shown})" if growth.shown else "")
