@@ -127,6 +127,11 @@ class ParallelMlpSuite(GroupSuite):
                            traffic_reason=("parallel_mlp may move one all-reduce of the output's size per call; "
                                            "gathering the hidden activations, or reducing twice, moves far more"))
 
+    def traffic_unit(self, inputs: GroupInputs) -> tuple[int, str]:
+        """`grader scale` counts each rank's bytes in one gloo all-reduce of the output (the model above)."""
+        output_bytes = inputs.expected[0].numel() * inputs.dtype.itemsize
+        return all_reduce_bytes(inputs.world, output_bytes), "one all-reduce"
+
     def table(self, stats: list[list[dict[str, float]]], inputs: GroupInputs) -> dict[str, Any] | None:
         """Per rank: the hidden units it holds and how long its call took."""
         rows = []

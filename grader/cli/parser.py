@@ -16,7 +16,7 @@ HANDLERS = {
     "list": "learner:cmd_list", "show": "learner:cmd_show", "run": "learner:cmd_run", "submit": "learner:cmd_submit",
     "watch": "learner:cmd_watch", "hint": "kept:cmd_hint", "status": "learner:cmd_status",
     "reset": "kept:cmd_reset", "history": "kept:cmd_history", "restore": "kept:cmd_restore",
-    "repro": "learner:cmd_repro",
+    "repro": "learner:cmd_repro", "scale": "scale:cmd_scale",
     "validate": "instructor:cmd_validate",
     "export": "staff:cmd_export", "autograde": "staff:cmd_autograde", "grade": "staff:cmd_grade",
     "gradebook": "staff:cmd_gradebook",
@@ -28,7 +28,7 @@ EXERCISE_HELP = ("exercise name or unique prefix (07); default: the exercise of 
 # `grader --help` lists the commands by who types them.
 GROUPS = (
     ("commands for learners", ("list", "show", "run", "watch", "hint", "submit", "status", "history", "restore",
-                               "reset", "repro")),
+                               "reset", "repro", "scale")),
     ("commands for instructors", ("validate",)),
     ("commands for course staff", ("export", "grade", "gradebook", "autograde")),
 )
@@ -107,6 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("case", help="the example's name, as grader run shows it")
     repro.add_argument("exercise", nargs="?", help=EXERCISE_HELP)
     repro.add_argument("--file", type=Path, help="call the functions of this file instead of the exercise's stub")
+    scale = commands.add_parser("scale", help="measure your function as the work grows, beside the reference: a "
+                                              "picture of its time, memory or traffic")
+    scale.add_argument("exercise", nargs="?", help=EXERCISE_HELP)
+    scale.add_argument("--file", type=Path, help="measure this file instead of the exercise's stub")
+    scale.add_argument("--device", choices=("cpu", "cuda"),
+                       help="where the calls run (default: CUDA when present, else the CPU)")
+    scale.add_argument("--time-budget", type=float, metavar="SECONDS",
+                       help="wall-clock seconds for the whole command (default: the exercise's, twice a submit); "
+                            "sizes that would not fit are not measured")
     export = commands.add_parser("export", help="build what is handed out or uploaded")
     kinds = export.add_subparsers(dest="kind", metavar="KIND", required=True)
     gradescope = kinds.add_parser("gradescope", help="the autograder zip for one exercise")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from grader import PACKAGE
 from grader.course.rules.settings import Rules, check_rules, parse_rules
+from grader.course.scale_spec import ScaleSpec, parse_scale
 from grader.course.yamlfile import LineDict, line_of, line_of_key, load_yaml, require
 from grader.errors import ConfigError, UsageError, did_you_mean
 from grader.files import SOURCE_LIMIT, kind_of
@@ -28,7 +29,7 @@ COURSE_FILE = Path("exercises") / "course.yaml"
 EXERCISE_FILE = "exercise.yaml"
 KNOWN_KEYS = {"name", "title", "stub", "starter", "statement", "checker", "examples", "hidden", "solution",
               "mistakes", "variants", "hints", "time_limit", "memory_limit_mb", "max_score", "rules", "directory",
-              "precomputed", "time_budget", "distributed"}
+              "precomputed", "time_budget", "distributed", "scale"}
 HAND_IN_DEFAULT = "hand it in as your course asks"
 
 
@@ -67,6 +68,7 @@ class Exercise:
     rules: Rules = field(default_factory=Rules)
     precomputed: Path | None = None  # a learner bundle's examples, stored whole: no checker, cases or reference
     distributed: Distributed | None = None  # its distributed suite, where every submission runs it
+    scale: ScaleSpec | None = None  # what `grader scale` measures (grader/course/scale_spec.py)
 
     def hint_files(self) -> list[Path]:
         """The staged hints, in the order they open."""
@@ -175,7 +177,8 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
         max_score=float(max_score) if max_score is not None else None,
         rules=parse_rules(data.get("rules"), path, line_of_key(data, "rules")),
         precomputed=inside("precomputed", None) if data.get("precomputed") is not None else None,
-        distributed=_distributed(data.get("distributed"), path, line_of_key(data, "distributed")))
+        distributed=_distributed(data.get("distributed"), path, line_of_key(data, "distributed")),
+        scale=parse_scale(data.get("scale"), path, line_of_key(data, "scale")))
 
 
 def hand_in(root: Path) -> str:

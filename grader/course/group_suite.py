@@ -76,6 +76,15 @@ class GroupSuite:
         """A case's per-rank tensors and expected outputs (the reference solution, for half-precision baselines)."""
         raise NotImplementedError
 
+    def validate(self, function: str, params: dict[str, Any]) -> None:
+        """Raise ValueError naming the first key of a case that is unknown or out of range (the default: none is)."""
+
+    def traffic_unit(self, inputs: GroupInputs) -> tuple[int, str]:
+        """What one unit of the communication a case needs moves among all its ranks, in bytes, and its name (06:
+        one all-reduce of the output): `grader scale` counts each design's traffic in it. (0, ""): the reference's
+        own traffic is the unit."""
+        return 0, ""
+
     def table(self, stats: list[list[dict[str, float]]], inputs: GroupInputs) -> dict[str, Any] | None:
         """A table for the report from what each rank measured (its `stats`: checked, finite numbers).
 

@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
@@ -123,9 +123,11 @@ def run_group_suite(run: Run, listener: Listener, suite_run: SuiteRun, report: R
 
 
 def run_case(run: Run, suite_run: SuiteRun, case: Case, use_cuda: bool = False,
-             stop: threading.Event | None = None) -> CaseResult:
+             stop: threading.Event | None = None,
+             on_traffic: Callable[[int | None, GroupInputs], None] | None = None) -> CaseResult:
     """Start the ranks of one of the suite's cases on `run.file`, wait for all of them within the group limit, kill
-    them all, judge their replies."""
+    them all, judge their replies. `on_traffic` gets the bytes the kernel counted between the ranks (None where it
+    cannot count them) and the case's inputs."""
     exercise, suite = run.exercise, suite_run.suite
     inputs = suite.build(case, suite_run.reference)
     world = inputs.world
@@ -155,6 +157,8 @@ def run_case(run: Run, suite_run: SuiteRun, case: Case, use_cuda: bool = False,
     from grader.grading.group_verdict import judge
 
     judge(ranks, inputs, limit, exercise, result, traffic)
+    if on_traffic is not None:
+        on_traffic(traffic, inputs)
     stats = [rank.reply.get("stats") or [] for rank in ranks]
     table = suite.table(stats, inputs) if any(stats) else None
     if table:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
-from grader.course.rules import OBSERVATIONS
+from grader.course.rules import OBSERVATIONS as RULE_OBSERVATIONS
 from grader.files import read_regular
 from grader.grading.failure import timeout_detail
 from grader.sandbox.box import Program, Sandbox
@@ -33,6 +33,9 @@ WALL_EXTRA = 2.0            # plus this, for starting and sending
 WALL_CAP = 10.0             # the most wall-clock time a task is given, in times its waiting limit, however busy the machine
 SEND_LIMIT = 5.0            # seconds a task may take to be accepted by the worker
 POLL = 0.05                 # seconds between checks of time and memory
+# What a worker's reply may report: the rules' observations, and what `grader scale` measures of a call on CUDA
+# (grader/sandboxed/cuda_measure.py).
+OBSERVATIONS = {**RULE_OBSERVATIONS, "cuda_peak_bytes": (int, None), "cuda_microseconds": (int, None)}
 LOAD_REPLY_BYTES = 1 << 20
 
 

@@ -18,6 +18,12 @@ MAX_REPORTED = 5  # offending ops listed per case: enough to point at the line, 
 def observe(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Watch one call; the grader reads the observations and decides what they mean."""
     observations: dict[str, Any] = {}
+    if task.get("measure") == "cuda":  # `grader scale` on CUDA: the call's time and memory, and nothing else
+        from grader.sandboxed.cuda_measure import measured
+
+        with measured(observations):
+            yield observations
+        return
     memory = "memory" in (task.get("audit") or [])
     forbidden = frozenset(task.get("forbidden") or [])
     if not memory and not forbidden:
