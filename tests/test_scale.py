@@ -17,7 +17,7 @@ from conftest import FIXTURES, REPO, make_course
 from grader.cli import main
 from grader.course.exercise import load_exercise
 from grader.errors import ConfigError
-from grader.grading.growth import fit_growth
+from grader.results.growth import fit_growth
 
 RING_REFERENCE = REPO / "solutions" / "07-ring-attention" / "ring_attention.py"
 MLP_REFERENCE = REPO / "solutions" / "06-tensor-parallel-matmul" / "tensor_parallel.py"

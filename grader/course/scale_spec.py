@@ -24,10 +24,10 @@ from typing import Any, Callable
 
 from grader.course.yamlfile import line_of, line_of_key
 from grader.errors import ConfigError
+from grader.results.growth import GROWTHS
 
 MEASURES = ("time", "memory", "traffic")
 # The growths a fit can name (grader/grading/growth.py), as `says` spells them.
-GROWTHS = ("flat", "slowly", "sqrt", "linear", "n^1.5", "quadratic", "cubic")
 KEYS = ("function", "axis", "case", "grow", "sizes", "measure", "naive", "budget", "says")
 MIN_SIZES, MAX_SIZES = 4, 6
 DEFAULT_BUDGET = 120.0

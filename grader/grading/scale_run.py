@@ -14,7 +14,6 @@ import math
 import shutil
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,63 +22,13 @@ from grader.course import mistakes, trust
 from grader.course.blame import charged_to_course
 from grader.course.cases import Case
 from grader.course.exercise import Exercise
-from grader.course.scale_spec import ScaleSpec, checked_params
+from grader.course.scale_spec import checked_params
 from grader.errors import UsageError
-from grader.grading.scale_lane import ROUNDS, ROUND_WITHIN, Design, Lane, Measured, check_function, designs
+from grader.grading.scale_lane import ROUNDS, ROUND_WITHIN, Lane, Measured, check_function, designs
 from grader.results import Outcome
+from grader.results.scale import Point, ScaleRun, Series
 
 SIZE_AT_LEAST = 1.0  # a size costs at least this power of its ratio to the one before
-
-
-@dataclass
-class Point:
-    """One design at one size: its figures, None where not measured."""
-
-    size: float
-    seconds: float | None = None
-    memory: int | None = None    # bytes held at once above the worker's level
-    traffic: int | None = None   # bytes all ranks moved between them
-    unit: int | None = None      # bytes of one unit of the communication (one all-reduce), for the same size
-    world: int = 1
-
-    def value(self, measure: str) -> float | None:
-        """What the curve of `measure` plots: seconds, bytes, or traffic in units (per rank where there is none)."""
-        if measure == "time":
-            return self.seconds
-        if measure == "memory":
-            return None if self.memory is None else float(self.memory)
-        if self.traffic is None:
-            return None
-        return self.traffic / self.unit if self.unit else self.traffic / self.world
-
-
-@dataclass
-class Series:
-    """One design's points, smallest size first, and why it has none past the last (empty: it reached the end)."""
-
-    design: Design
-    points: list[Point] = field(default_factory=list)
-    ended: str = ""
-
-
-@dataclass
-class ScaleRun:
-    """Everything `grader scale` measured, for the picture and the words (grader/report/scale_*.py)."""
-
-    exercise: str
-    spec: ScaleSpec
-    device: str
-    series: list[Series]
-    budget: float
-    asked: bool = False  # the budget is --time-budget's, not the exercise's
-    unit_name: str = ""  # what traffic is counted in: "one all-reduce"
-    stopped: str = ""    # why the larger sizes were not measured
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def sizes(self) -> list[float]:
-        return [size.value for size in self.spec.sizes]
 
 
 def measure_scale(exercise: Exercise, learner: Path, device: str, budget: float | None = None,

@@ -13,8 +13,8 @@ import math
 from rich.console import Console
 from rich.text import Text
 
-from grader.grading.growth import FLOORS
-from grader.grading.scale_run import ScaleRun, Series
+from grader.results.growth import FLOORS
+from grader.results.scale import ScaleRun, Series
 from grader.report.scale_words import MEASURE_NAMES, figure, label, size_name
 
 HEIGHT = 11

@@ -12,8 +12,8 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from grader.files import write_atomic
-from grader.grading.scale_run import ScaleRun
-from grader.grading.growth import FLOORS
+from grader.results.scale import ScaleRun
+from grader.results.growth import FLOORS
 from grader.report.scale_words import MEASURE_NAMES, OWN_NAMES, figure, growth_of, label, size_name
 
 PANEL_W, PANEL_H = 440, 300

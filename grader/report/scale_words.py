@@ -6,8 +6,8 @@ Everything here is plain text: it says all the picture shows, for a reader who n
 
 from __future__ import annotations
 
-from grader.grading.growth import FLOORS, Growth, fit_growth
-from grader.grading.scale_run import ScaleRun, Series
+from grader.results.growth import FLOORS, Growth, fit_growth
+from grader.results.scale import ScaleRun, Series
 
 MEASURE_NAMES = {"memory": "peak memory", "time": "time", "traffic": "bytes each rank moved"}
 OWN_NAMES = {"memory": "peak memory", "time": "time", "traffic": "ranks' traffic"}  # "Your ranks' traffic is flat"

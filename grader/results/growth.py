@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from grader.course.scale_spec import GROWTHS
 
+# Every growth a curve can be named by, slowest first (exercise.yaml's `scale.says` keys words to them).
+GROWTHS = ("flat", "slowly", "sqrt", "linear", "n^1.5", "quadratic", "cubic")
 FLAT_SHARE = 0.25  # a rise within this share of the middle value is flat
 # The exponents each name covers, from (inclusive) to (exclusive): a measured linear curve often fits at 1.2 to 1.3,
 # its small sizes dominated by a fixed cost; one that rises past its floor below 0.25 grows "slowly".
