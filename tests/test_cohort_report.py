@@ -17,9 +17,10 @@ import pytest
 from conftest import REPO
 
 from grader.results.cohort import load_entries
-from grader.results.similarity import THRESHOLD, compare
+from grader.report.similarity_report import similar_to
+from grader.results.similarity import THRESHOLD, TOKEN_LIMIT, compare
 from grader.staff import gradebook
-from grader.staff.fingerprints import fingerprints, given_code, tokens
+from grader.staff.fingerprints import code_prints, fingerprints, given_code, tokens
 
 RING = REPO / "exercises/07-ring-attention"
 RING_SOLUTIONS = REPO / "solutions/07-ring-attention"
@@ -46,7 +47,8 @@ class Fingerprinted:
     def __init__(self, name: str, source: str) -> None:
         self.id = name
         self.sha256 = hashlib.sha256(source.encode()).hexdigest()
-        self.fingerprints = tuple(fingerprints(source.encode(), given()))
+        prints = code_prints(source.encode(), given())
+        self.fingerprints, self.fingerprints_cut = tuple(prints.values), prints.cut
 
 
 def test_normalising_drops_comments_docstrings_and_own_names_and_keeps_the_api():
@@ -61,12 +63,38 @@ def test_normalising_drops_comments_docstrings_and_own_names_and_keeps_the_api()
     assert fingerprints(b"def f(x)\n    return [x + 1 for y in range(10) if x > y] + [x * 2, x * 3, x * 4]\n'open")
 
 
-def test_only_the_first_64_kib_of_a_file_is_fingerprinted():
+def test_only_the_first_tokens_of_code_are_fingerprinted_and_a_file_cut_so_says_it():
     body = b"".join(b"def f%d(a, b):\n    c = a + b * %d\n    return torch.exp(c).sum(dim=-1)\n\n" % (n, n)
                     for n in range(1200))
-    assert 64 * 1024 < len(body) < 2 * 64 * 1024  # what a hostile 2 MiB file would cost is bounded so
+    assert len(tokens(body)) > TOKEN_LIMIT  # what a hostile 2 MiB file would cost is bounded so
     assert fingerprints(body + b"x = 1\n" * 50) == fingerprints(body + b"y = [2, 3]\n" * 50)
     assert fingerprints(body[:30_000] + b"x = 1\n" * 50) != fingerprints(body[:30_000] + b"y = [2, 3]\n" * 50)
+    assert code_prints(body).cut and not code_prints(body[:30_000]).cut
+
+
+@pytest.mark.parametrize("padding", [
+    b"# " + b"x" * 78 + b"\n",                     # comments
+    b"\n",                                         # blank lines
+    b'"""' + b"y" * 60 + b'"""\n',                 # docstrings, one a line
+    b'"""\n' + b"z" * 70 + b'\n"""\n',             # docstrings over several lines
+])
+def test_a_copy_behind_any_amount_of_comments_docstrings_and_blank_lines_is_found(padding):
+    reference = (RING_SOLUTIONS / "ring_attention.py").read_bytes()
+    padded = padding * (1 + (256 << 10) // len(padding)) + reference  # far past what a cut by bytes would keep
+    assert code_prints(padded, given()) == code_prints(reference, given())
+
+
+def test_a_file_too_small_or_compared_in_part_is_named_never_left_out():
+    reference = (RING_SOLUTIONS / "ring_attention.py").read_text()
+    long = "".join(f"def helper_{n}(a, b):\n    return torch.exp(a * {n} + b).sum(dim=-1)\n\n" for n in range(1500))
+    entries = [Fingerprinted("ada", reference), Fingerprinted("ben", reference + "\n" + long),
+               Fingerprinted("cyd", (RING / "ring_attention.py").read_text()), Fingerprinted("dee", reference)]
+    found = compare(entries)
+    assert found.too_small == ["cyd"] and found.in_part == ["ben"] and found.compared == 3
+    cells = similar_to(found)
+    assert cells["cyd"] == "not compared: too little code of its own"
+    assert cells["ben"].endswith(f"compared on its first {TOKEN_LIMIT:,} tokens of code only")
+    assert "dee (100%)" in cells["ada"]
 
 
 def test_copies_are_flagged_and_independent_solutions_are_not():
@@ -100,7 +128,7 @@ def test_no_two_correct_solutions_of_the_course_are_flagged(exercise):
     class Solution:
         def __init__(self, path: Path) -> None:
             self.id, self.sha256 = path.stem, hashlib.sha256(path.read_bytes()).hexdigest()
-            self.fingerprints = tuple(fingerprints(path.read_bytes(), starts))
+            self.fingerprints, self.fingerprints_cut = tuple(fingerprints(path.read_bytes(), starts)), False
 
     assert compare([Solution(path) for path in files]).clusters == []
 
@@ -181,7 +209,8 @@ def test_the_gradebook_has_the_similarity_report_and_a_column_of_grades_csv(tmp_
     assert list(rows["ada"])[-1] == "similar_to"
     assert rows["ada"]["similar_to"] == "ben, cyd, dee, eve (100%)"
     assert rows["eve"]["similar_to"] == "ada, ben, cyd, dee (100%)"
-    assert rows["fay"]["similar_to"] == rows["hal"]["similar_to"] == rows["ivy"]["similar_to"] == ""
+    assert rows["fay"]["similar_to"] == rows["ivy"]["similar_to"] == ""
+    assert rows["hal"]["similar_to"] == "not compared: too little code of its own"  # two lines of its own
     pairs = list(csv.DictReader(io.StringIO((book / "similarity.csv").read_text())))
     assert pairs[0] == {"cluster": "1", "first": "ada", "second": "ben", "similarity": "100%",
                         "shared_fingerprints": pairs[0]["shared_fingerprints"], "identical": "yes", "flagged": "yes"}
@@ -193,6 +222,7 @@ def test_the_gradebook_has_the_similarity_report_and_a_column_of_grades_csv(tmp_
     assert section.count("<tr><td") == 1
     assert '<td class="number">1</td><td>5: <a href="#entry-ada">ada</a>, <a href="#entry-ben">ben</a>' in section
     assert "<td>100%</td><td><details><summary>10 pairs</summary>" in section
+    assert "<p>Not compared, with too little code of their own: hal.</p>" in section
     assert 'id="entry-eve"><td class="id"><a href="feedback/eve.html">eve</a>' in page
     # A rerun over the same results writes the same bytes, feedback files included.
     before = {path: path.read_bytes() for path in book.rglob("*") if path.is_file()}

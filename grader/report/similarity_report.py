@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from grader.report.cohort_csv import CSV_FORMULA
-from grader.results.similarity import NOTED, THRESHOLD, Cluster, Similarity
+from grader.results.similarity import NOTED, THRESHOLD, TOKEN_LIMIT, Cluster, Similarity
+
+TOO_SMALL = "not compared: too little code of its own"
+IN_PART = f"compared on its first {TOKEN_LIMIT:,} tokens of code only"
 
 
 def similarity_csv(similarity: Similarity) -> str:
@@ -26,7 +29,8 @@ def similarity_csv(similarity: Similarity) -> str:
 
 
 def similar_to(similarity: Similarity) -> dict[str, str]:
-    """Each flagged submission's grades.csv cell, the others by how similar: 'bob, carol (100%); dan (96%)'."""
+    """Each flagged submission's grades.csv cell, the others by how similar: 'bob, carol (100%); dan (96%)'; and
+    the cell of one that was compared in part, or not at all, saying so."""
     cells = {}
     for cluster in similarity.clusters:
         for member in cluster.members:
@@ -34,6 +38,9 @@ def similar_to(similarity: Similarity) -> dict[str, str]:
             for other, ratio in similarity.similar_to(member):
                 by_percent.setdefault(_percent(ratio), []).append(other)
             cells[member] = "; ".join(f"{', '.join(others)} ({percent})" for percent, others in by_percent.items())
+    for member in similarity.in_part:
+        cells[member] = "; ".join(filter(None, [cells.get(member, ""), IN_PART]))
+    cells.update((member, TOO_SMALL) for member in similarity.too_small)
     return cells
 
 
@@ -67,6 +74,9 @@ class SimilaritySection:
 
     compared: int
     unrecorded: int   # submissions graded before fingerprints were kept
+    too_small: list[str]   # submissions with too little code of their own to compare
+    in_part: list[str]     # submissions compared on their first tokens of code only
+    limit: str             # how many tokens of code a submission is compared on, "16,384"
     threshold: str    # how alike two are to be flagged, "70%"
     noted: str        # how alike to be listed in similarity.csv
     clusters: list[ClusterRow]
@@ -75,8 +85,8 @@ class SimilaritySection:
 def similarity_section(similarity: Similarity) -> SimilaritySection:
     """The flagged clusters, one row each: its submissions (linked to their rows), how alike, its pairs folded."""
     clusters = [_cluster(number, cluster) for number, cluster in enumerate(similarity.clusters, start=1)]
-    return SimilaritySection(similarity.compared, len(similarity.unrecorded), _percent(THRESHOLD), _percent(NOTED),
-                             clusters)
+    return SimilaritySection(similarity.compared, len(similarity.unrecorded), similarity.too_small,
+                             similarity.in_part, f"{TOKEN_LIMIT:,}", _percent(THRESHOLD), _percent(NOTED), clusters)
 
 
 def _cluster(number: int, cluster: Cluster) -> ClusterRow:

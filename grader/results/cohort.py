@@ -69,6 +69,7 @@ class Entry:
     sha256: str = ""                              # of the file graded; "" when none was read
     fingerprints: tuple[int, ...] | None = None   # of its code, for the similarity report; None: not recorded
     key: str = ""  # what it was graded under; "" for no verdict that stands (the next run grades it again)
+    fingerprints_cut: bool = False  # its code ran past similarity.TOKEN_LIMIT: its first part was fingerprinted
 
     def suite_scores(self) -> dict[str, float]:
         """Points earned per suite, before the rule that a failed required case makes the total 0."""
@@ -125,7 +126,8 @@ def read_entry(path: Path) -> Entry:
         return Entry(about.id, about.name, run.exercise, run.status, float(results.score),
                      float(run.max_score) if run.max_score is not None else None, about.reason, dict(about.settings),
                      [_test(test) for test in results.tests], about.submitted_at, about.sha256,
-                     tuple(about.fingerprints) if about.fingerprints is not None else None, about.key)
+                     tuple(about.fingerprints) if about.fingerprints is not None else None, about.key,
+                     bool(about.fingerprints_cut))
     except file.NewerFormat as error:
         raise ValueError(f"{path}: {error}") from None
     except (OSError, ValueError) as error:

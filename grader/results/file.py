@@ -52,6 +52,7 @@ class SubmissionRecord:
     reason: str = ""         # why it was not graded; "" when it was
     traceback: str | None = None            # the grader's own, when it failed on this submission
     fingerprints: list[int] | None = None   # of its code, for the similarity report
+    fingerprints_cut: bool | None = None    # True: its code ran past similarity.TOKEN_LIMIT, its first part gave them
 
 
 @dataclass(kw_only=True)

@@ -17,12 +17,16 @@ THRESHOLD = 0.7   # flagged at this similarity or above: the reference and a cor
                   # (one function of three rewritten) share about half their fingerprints
 NOTED = 0.4       # pairs listed in similarity.csv, flagged or not, for staff who want to look further
 MIN_FINGERPRINTS = 3  # a file with fewer of its own (the stub, nearly untouched) is compared with nothing
+# Tokens of code fingerprinted, counted once comments, docstrings and blank lines are gone: an exercise's file has a
+# few thousand; a file whose code runs past it is compared on its first TOKEN_LIMIT, and said to be.
+TOKEN_LIMIT = 16_384
 
 
 class Fingerprinted(Protocol):
     id: str
     sha256: str
     fingerprints: tuple[int, ...] | None  # None: not recorded
+    fingerprints_cut: bool                # its code ran past TOKEN_LIMIT: its first part gave the fingerprints
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class Similarity:
     clusters: list[Cluster] = field(default_factory=list)
     compared: int = 0
     unrecorded: list[str] = field(default_factory=list)  # graded before fingerprints were kept: grade again
+    too_small: list[str] = field(default_factory=list)   # fewer than MIN_FINGERPRINTS of its own: compared with none
+    in_part: list[str] = field(default_factory=list)     # compared on its first TOKEN_LIMIT tokens of code only
 
     def similar_to(self, submission_id: str) -> list[tuple[str, float]]:
         """The submissions flagged with this one, the most similar first."""
@@ -90,7 +96,10 @@ def compare(entries: list[Fingerprinted]) -> Similarity:
             pairs.append(Pair(first, second, round(ratio, 4), common, same))
     pairs.sort(key=lambda pair: (-pair.similarity, pair.first, pair.second))
     unrecorded = sorted(entry.id for entry in entries if entry.sha256 and entry.fingerprints is None)
-    return Similarity(pairs, _clusters([pair for pair in pairs if pair.flagged]), len(prints), unrecorded)
+    too_small = sorted(entry.id for entry in entries if entry.fingerprints is not None and entry.id not in prints)
+    in_part = sorted(entry.id for entry in entries if entry.id in prints and entry.fingerprints_cut)
+    return Similarity(pairs, _clusters([pair for pair in pairs if pair.flagged]), len(prints), unrecorded,
+                      too_small, in_part)
 
 
 def _clusters(flagged: list[Pair]) -> list[Cluster]:

@@ -35,7 +35,7 @@ from grader.results.cohort import (
 from grader.results.file import ResultsFile, SubmissionRecord
 from grader.results.from_report import not_graded_file
 from grader.staff import gradebook
-from grader.staff.fingerprints import fingerprints, given_code
+from grader.staff.fingerprints import CodePrints, code_prints, given_code
 from grader.staff.intake import Submission, find_submissions, read_graded, submitted_at
 from grader.staff.pool import Job, grade_all
 from grader.staff.roster import ADJUSTMENTS_FILE, check_submissions
@@ -140,7 +140,7 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
         by_id = {job.id: (submission, sha, key) for submission, job, sha, key in todo}
         # Kept in each results file, so that the similarity report needs nothing but the results files.
         given = given_code([exercise.stub, exercise.starter])
-        prints = {job.id: fingerprints(job.data, given) for _, job, _, _ in todo}
+        prints = {job.id: code_prints(job.data, given) for _, job, _, _ in todo}
         # Closed on the way out, whatever stops this loop: the grading processes are stopped with it.
         with contextlib.closing(grade_all(exercise, [job for _, job, _, _ in todo], jobs)) as finishing:
             for job_id, outcome in finishing:
@@ -248,11 +248,13 @@ def _plan(exercise: Exercise, mine: list[Submission], settings: dict[str, Any], 
 
 
 def _about(submission: Submission, settings: dict[str, Any], key: str, sha: str = "",
-           prints: list[int] | None = None) -> SubmissionRecord:
+           prints: CodePrints | None = None) -> SubmissionRecord:
     """What a results file records of its submission: which one, the settings and key its verdict is reached
     under, the hash of the file graded ("" for none) and its fingerprints."""
     return SubmissionRecord(id=submission.id, name=submission.name, sha256=sha, key=key, settings=settings,
-                            submitted_at=submitted_at(submission) if sha else "", fingerprints=prints)
+                            submitted_at=submitted_at(submission) if sha else "",
+                            fingerprints=prints.values if prints else None,
+                            fingerprints_cut=True if prints and prints.cut else None)
 
 
 def _record(out: Path, exercise: Exercise, about: SubmissionRecord, outcome: dict, listener: Listener) -> str:

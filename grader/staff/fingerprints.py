@@ -7,7 +7,9 @@ from elsewhere (`torch.exp`, `range`, keyword arguments, attributes) and numbers
 method. Each run of K tokens is hashed; of every WINDOW consecutive hashes the smallest is kept. Two files
 sharing a run of K + WINDOW - 1 tokens are then sure to share a fingerprint, and runs shorter than K (the
 one line everyone writes alike) are never evidence. Every K-gram of the stub and starter is left out: code
-every learner is given is not copying.
+every learner is given is not copying. What is dropped is dropped before anything is cut: a copy behind any
+amount of comments, docstrings and blank lines is found, and a file whose code runs past the bound is said
+to be compared in part (grader/results/similarity.py), never left out.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import hashlib
 import io
 import keyword
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+from grader.results.similarity import TOKEN_LIMIT
 
 K = 12      # tokens per hashed run: about a line and a half of ordinary code
 WINDOW = 8  # hashes per winnowing window: any shared run of K + WINDOW - 1 = 19 tokens is found
-LIMIT = 64 * 1024  # bytes of a file fingerprinted: an exercise's file is a few KiB; 2 MiB would take most of a minute
 NAME, TEXT = "V", "S"  # the placeholders of a name the file binds, and of a string
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 _LAYOUT = {tokenize.NEWLINE: "<newline>", tokenize.INDENT: "<indent>", tokenize.DEDENT: "<dedent>"}
@@ -31,15 +35,15 @@ _FSTRING_START = getattr(tokenize, "FSTRING_START", None)  # Python 3.12 splits 
 _FSTRING_END = getattr(tokenize, "FSTRING_END", None)
 
 
-def _raw_tokens(source: bytes) -> list[tokenize.TokenInfo]:
-    """The file's tokens, as far as they can be read: a file that does not tokenize to its end still counts."""
-    found: list[tokenize.TokenInfo] = []
+def _raw_tokens(source: bytes) -> Iterator[tokenize.TokenInfo]:
+    """The file's tokens but comments and blank lines, as far as they can be read: a file that does not tokenize to
+    its end still counts."""
     try:
         for token in tokenize.tokenize(io.BytesIO(source).readline):
-            found.append(token)
+            if token.type not in _SKIPPED:
+                yield token
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, ValueError):
-        pass
-    return found
+        return
 
 
 def _bound_places(source: bytes) -> set[tuple[int, int]] | None:
@@ -63,14 +67,25 @@ def _bound_places(source: bytes) -> set[tuple[int, int]] | None:
     return {(line, column) for name, line, column in uses if name in bound}
 
 
-def tokens(source: bytes) -> list[str]:
-    """The file as normalised tokens: no comment, docstring or blank line; own names as V, strings as S."""
-    raw = [token for token in _raw_tokens(source) if token.type not in _SKIPPED]
+def tokens(source: bytes, limit: int | None = None) -> list[str]:
+    """The file as normalised tokens: no comment, docstring or blank line; own names as V, strings as S. With
+    `limit`, no more than limit + 1 of them (the one past the limit says that there were more): the file is read
+    only as far as they need, however much is dropped on the way, and only what is kept is held."""
     places = _bound_places(source)
     out: list[str] = []
-    index, depth = 0, 0
-    while index < len(raw):
-        token = raw[index]
+    depth, strings = 0, 0  # f-strings open; strings at a statement's start, not yet known to be a docstring
+    for token in _raw_tokens(source):
+        if limit is not None and len(out) > limit:
+            break
+        if strings:
+            if token.type == tokenize.STRING:
+                strings += 1
+                continue
+            if token.type == tokenize.NEWLINE:  # a string standing alone as a statement (a docstring) says nothing
+                strings = 0
+                continue
+            out.extend([TEXT] * strings)
+            strings = 0
         if token.type == _FSTRING_START:
             depth += 1
         elif token.type == _FSTRING_END:
@@ -80,14 +95,7 @@ def tokens(source: bytes) -> list[str]:
         elif depth:
             pass  # inside an f-string: the whole of it is one string
         elif token.type == tokenize.STRING and (not out or out[-1] in _LAYOUT.values()):
-            # A string standing alone as a statement (a docstring) says nothing: skip it and its line end.
-            end = index
-            while end < len(raw) and raw[end].type == tokenize.STRING:
-                end += 1
-            if end == len(raw) or raw[end].type == tokenize.NEWLINE:
-                index = end + 1
-                continue
-            out.append(TEXT)
+            strings = 1
         elif token.type == tokenize.STRING:
             out.append(TEXT)
         elif token.type in _LAYOUT:
@@ -96,8 +104,7 @@ def tokens(source: bytes) -> list[str]:
             out.append(_name(token, out, places))
         else:
             out.append(token.string)
-        index += 1
-    return out
+    return out if limit is None else out[:limit + 1]
 
 
 def _name(token: tokenize.TokenInfo, before: list[str], places: set[tuple[int, int]] | None) -> str:
@@ -138,12 +145,26 @@ def winnow(hashes: list[int]) -> set[int]:
     return chosen
 
 
+@dataclass(frozen=True)
+class CodePrints:
+    """A file's fingerprints, and whether its code ran past TOKEN_LIMIT tokens (then its first TOKEN_LIMIT gave them)."""
+
+    values: list[int]
+    cut: bool
+
+
+def code_prints(source: bytes, given: Iterable[bytes] = ()) -> CodePrints:
+    """The fingerprints of the file's first TOKEN_LIMIT tokens of code, counted after comments, docstrings and blank
+    lines are dropped, sorted, without any K-gram of `given` (the stub, the starter)."""
+    normalised = tokens(source, TOKEN_LIMIT)
+    common = {value for text in given for value in kgram_hashes(tokens(text, TOKEN_LIMIT)[:TOKEN_LIMIT])}
+    kept = [value for value in kgram_hashes(normalised[:TOKEN_LIMIT]) if value not in common]
+    return CodePrints(sorted(winnow(kept)), len(normalised) > TOKEN_LIMIT)
+
+
 def fingerprints(source: bytes, given: Iterable[bytes] = ()) -> list[int]:
-    """A file's fingerprints, sorted, without any K-gram of `given` (the stub, the starter)."""
-    if len(source) > LIMIT:  # its first LIMIT bytes, to the end of a line: the same for every copy of it
-        source = source[:source.rfind(b"\n", 0, LIMIT) + 1]
-    common = {value for text in given for value in kgram_hashes(tokens(text))}
-    return sorted(winnow([value for value in kgram_hashes(tokens(source)) if value not in common]))
+    """A file's fingerprints alone (code_prints)."""
+    return code_prints(source, given).values
 
 
 def given_code(files: Iterable[Path]) -> list[bytes]:
