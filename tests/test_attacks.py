@@ -246,12 +246,12 @@ def test_the_graders_environment_and_files_stay_out_of_sight(attacked, course, t
 
 def ring_case(learner: Path, case):
     """One case of exercise 07's distributed suite, as `grader run --ring` runs it."""
-    from grader.grading.group import SuiteRun, run_case
+    from grader.grading.distributed import DistributedRun, run_case
     from grader.grading.pipeline import load_reference
 
     exercise = ring_exercise()
     suite = ring_checker().suites()["ring"]
-    return run_case(Run(exercise, learner), SuiteRun(suite, suite.world_of(case), load_reference(exercise), 3.0), case)
+    return run_case(Run(exercise, learner), DistributedRun(suite, suite.world_of(case), load_reference(exercise), 3.0), case)
 
 
 def test_a_ring_that_never_exchanges_its_shards_fails(tmp_path):

@@ -1,4 +1,4 @@
-"""Work run beside the hidden cases (the memory-audited calls, the group suite): the same verdicts, in report order."""
+"""Work run beside the hidden cases (the memory-audited calls, the distributed suite): the same verdicts, in report order."""
 
 from __future__ import annotations
 
@@ -128,23 +128,23 @@ def test_stopping_the_lane_ends_a_call_that_never_returns_and_its_worker(scale_c
     assert made is not None and made.raw.kind == "crashed" and "stopped waiting" in made.raw.detail
 
 
-# ---------------------------------------------------------------- the group suite beside the hidden cases
+# ---------------------------------------------------------------- the distributed suite beside the hidden cases
 
 RING = Path(__file__).resolve().parent / "fixtures" / "ring_wrong_merge.py"
 
 
 def graded_ring(monkeypatch: pytest.MonkeyPatch, learner: Path) -> tuple[list, set[str]]:
     """A submission's results (a few hidden cases and the ring suite), and the threads its ring cases ran on."""
-    import grader.grading.group as group
+    import grader.grading.distributed as distributed
 
     threads: set[str] = set()
-    run_case = group.run_case
+    run_case = distributed.run_case
 
     def recording(*args, **kwargs):
         threads.add(threading.current_thread().name)
         return run_case(*args, **kwargs)
 
-    monkeypatch.setattr(group, "run_case", recording)
+    monkeypatch.setattr(distributed, "run_case", recording)
     report = grade(Run(ring_exercise(), learner, "submit", "cpu", only={*HIDDEN, "ring2-uneven", "ring2-even-split"}))
     return report.results, threads
 
@@ -154,7 +154,7 @@ def test_the_ring_suite_beside_the_hidden_cases_reports_what_it_reports_in_turn(
     import grader.grading.pipeline as pipeline
 
     beside, threads = graded_ring(monkeypatch, learner)
-    assert threads == {"grader-group-suite" if sandboxes_apart() else threading.main_thread().name}
+    assert threads == {"grader-distributed-suite" if sandboxes_apart() else threading.main_thread().name}
     monkeypatch.setattr(pipeline, "sandboxes_apart", lambda: False)
     in_turn, threads = graded_ring(monkeypatch, learner)
     assert threads == {threading.main_thread().name}
@@ -166,10 +166,10 @@ def test_the_ring_suite_beside_the_hidden_cases_reports_what_it_reports_in_turn(
 
 def test_a_suite_beside_is_abandoned_within_a_poll_and_its_error_is_raised_where_it_is_taken():
     from grader.grading.request import UNHEARD
-    from grader.grading.suite_beside import SuiteBeside
+    from grader.grading.distributed_beside import DistributedBeside
     from grader.results import Report
 
-    waiting = SuiteBeside(lambda scratch, on_result, stop: stop.wait(30), Report("x", "submit", "f.py")).start()
+    waiting = DistributedBeside(lambda scratch, on_result, stop: stop.wait(30), Report("x", "submit", "f.py")).start()
     started = time.monotonic()
     waiting.abandon()
     assert time.monotonic() - started < 2
@@ -177,6 +177,6 @@ def test_a_suite_beside_is_abandoned_within_a_poll_and_its_error_is_raised_where
     def broken(scratch, on_result, stop):
         raise RuntimeError("the suite's own bug")
 
-    failing = SuiteBeside(broken, Report("x", "submit", "f.py")).start()
+    failing = DistributedBeside(broken, Report("x", "submit", "f.py")).start()
     with pytest.raises(RuntimeError, match="the suite's own bug"):
         failing.take(Report("x", "submit", "f.py"), UNHEARD)

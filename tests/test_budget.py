@@ -76,7 +76,7 @@ def test_a_used_up_budget_leaves_every_remaining_case_timed_out_and_says_so(exer
 
 def test_the_ring_suite_keeps_to_the_budget_too(exercise) -> None:
     # Its ranks are never started: with the budget gone, each ring case is reported without running.
-    report = grade(Run(Limits(time_budget=0.001).on(exercise), exercise.solution, "run", "cpu", group=("ring", 2)))
+    report = grade(Run(Limits(time_budget=0.001).on(exercise), exercise.solution, "run", "cpu", distributed=("ring", 2)))
     ring = [result for result in report.results if result.function == "distributed_ring"]
     assert ring and all(result.not_run == "budget" for result in ring)
 

@@ -64,7 +64,7 @@ def test_a_forbidden_operator_is_named(two, capsys, tmp_path):
     assert code == 1 and "called aten.mul, which this exercise forbids" in out
 
 
-def test_an_exercise_without_a_group_suite_refuses_the_option(two, capsys):
+def test_an_exercise_without_a_distributed_suite_refuses_the_option(two, capsys):
     code, out = run(capsys, "run", "02", "--ring", "2", "--no-record")
     assert code == 2 and out.strip() == "error: --ring: 02-scale has no distributed suite"
 

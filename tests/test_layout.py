@@ -179,3 +179,33 @@ def test_the_api_names_every_thing_it_offers() -> None:
 
     assert sorted(grader.api.__all__) == sorted(name for name in vars(grader.api) if not name.startswith("_")
                                                 and name not in {"annotations"})
+
+
+MAX_PARAMETERS = 6  # a function needing more takes an object that names what they are together (a Run, a Task)
+
+
+def parameter_counts(package: Path) -> dict[str, int]:
+    """module:function -> how many parameters it takes (self and cls not counted), for every function."""
+    counts = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                arguments = node.args
+                names = [argument.arg for argument in arguments.posonlyargs + arguments.args]
+                count = len(names) + len(arguments.kwonlyargs) + bool(arguments.vararg) + bool(arguments.kwarg)
+                count -= bool(names) and names[0] in ("self", "cls")
+                counts[f"{module_name(path, package)}:{node.name}:{node.lineno}"] = count
+    return counts
+
+
+def test_no_function_takes_more_than_six_parameters() -> None:
+    counts = parameter_counts(PACKAGE)
+    assert {name: count for name, count in counts.items() if count > MAX_PARAMETERS} == {}
+
+
+def test_a_grade_is_asked_for_with_one_request_and_heard_by_one_listener() -> None:
+    import inspect
+
+    from grader.grading.pipeline import grade
+
+    assert list(inspect.signature(grade).parameters) == ["run", "listener"]

@@ -44,7 +44,7 @@ def test_torchs_own_lines_about_the_sandbox_are_set_apart_and_the_learners_kept(
 
 
 def test_a_ranks_output_is_split_before_it_is_marked_with_the_rank() -> None:
-    from grader.grading.group import _joined
+    from grader.grading.distributed import _joined
 
     ranks = [SimpleNamespace(number=number, stderr=SimpleNamespace(take=lambda wait, n=number: f"{C10D}\nmine {n}\n"))
              for number in range(2)]

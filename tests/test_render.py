@@ -271,12 +271,12 @@ def test_a_forced_terminal_draws_the_bar_and_still_ends_with_the_summary() -> No
 
 
 def test_the_plan_counts_every_suite_and_says_which_functions_call_which(exercise) -> None:
-    from grader.grading.group import SuiteRun
+    from grader.grading.distributed import DistributedRun
     from grader.grading.pipeline import _plan, load_trusted
 
-    trusted = load_trusted(exercise, "submit", group=True)
+    trusted = load_trusted(exercise, "submit", distributed=True)
     report = Report(exercise.name, "submit", "mine.py")
-    _plan(report, trusted, ["cpu"], SuiteRun(trusted.suites["ring"], 3))
+    _plan(report, trusted, ["cpu"], DistributedRun(trusted.suites["ring"], 3))
     assert report.uses == {"ring_attention": ("attention_chunk_stats", "merge_chunk_stats"),
                            "distributed_ring": ("attention_chunk_stats", "merge_chunk_stats")}
     assert list(report.planned) == ["examples", "hidden", "ring"]  # the order they run in

@@ -1,4 +1,4 @@
-"""Exercise 07's distributed suite through the grader's group suites: real gloo rings of 2 and 4 ranks on the CPU."""
+"""Exercise 07's distributed suite through the grader's distributed suites: real gloo rings of 2 and 4 ranks on the CPU."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from conftest import own_processes, ring_checker, ring_exercise, survivors
 from grader import cli
 from grader.course.cases import Case
 from grader.errors import ConfigError
-from grader.grading.group import SuiteRun, run_group_suite
-from grader.grading.group import run_case as run_group_case
+from grader.grading.distributed import DistributedRun, run_distributed_suite
+from grader.grading.distributed import run_case as run_group_case
 from grader.grading.pipeline import load_reference
 from grader.grading.request import UNHEARD, Run
 from grader.report.gradescope_json import test_to_json as result_to_json
@@ -39,7 +39,7 @@ def suite():
 
 def run_case(exercise, learner, case, use_cuda, solution, limit):
     suite = ring_checker().suites()["ring"]
-    return run_group_case(Run(exercise, learner, "run", "cpu"), SuiteRun(suite, suite.world_of(case), solution, limit),
+    return run_group_case(Run(exercise, learner, "run", "cpu"), DistributedRun(suite, suite.world_of(case), solution, limit),
                           case, use_cuda)
 
 
@@ -69,7 +69,7 @@ def _case(shards: list[int], **params) -> Case:
 
 def test_reference_passes_on_two_ranks_with_the_case_file(exercise, solution, suite):
     report = Report(exercise.name, "run", "reference")
-    run_group_suite(Run(exercise, REFERENCE, "run", "cpu"), UNHEARD, SuiteRun(suite, 2, solution, LIMIT), report)
+    run_distributed_suite(Run(exercise, REFERENCE, "run", "cpu"), UNHEARD, DistributedRun(suite, 2, solution, LIMIT), report)
     assert [result.name for result in report.results] == ["ring2-uneven", "ring2-even-split"]
     assert all(result.passed for result in report.results), [r.message for r in report.results]
     table = report.results[0].extra["table"]["data"]
@@ -143,7 +143,7 @@ def test_an_exercise_without_the_suite_refuses_the_option(course, capsys, tmp_pa
 
 
 def test_ring_table_in_terminal_and_json(suite):
-    from grader.course.group_suite import GroupInputs
+    from grader.course.distributed import DistributedInputs
     from grader.results import CaseResult
 
     inputs = suite.build(suite.cases(2)[0], load_reference(ring_exercise()))
@@ -154,7 +154,7 @@ def test_ring_table_in_terminal_and_json(suite):
     TerminalRenderer(make_console(file=out, width=100)).finished(result)
     assert "1024 B" in out.getvalue() and "2.00 ms" in out.getvalue() and "1 communication step," in out.getvalue()
     assert result_to_json(1, result)["extra_data"]["extra"]["table"]["data"]["ranks"][0]["bytes_sent"] == 1024
-    assert isinstance(inputs, GroupInputs)
+    assert isinstance(inputs, DistributedInputs)
 
 
 def test_a_file_that_does_not_import_is_named_with_its_line(exercise, solution, tmp_path):

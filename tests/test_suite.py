@@ -62,12 +62,12 @@ def test_mistake_is_caught_and_named_as_recorded(name, path, tmp_path):
     assert entry.caught_by, f"{path.stem} passes every case"
     runnable = as_submission(path, exercise.solution, tmp_path)
     if entry.only_distributed:  # caught by the distributed suite alone, where no diagnosis is worked out
-        from grader.grading.group import SuiteRun, run_case
+        from grader.grading.distributed import DistributedRun, run_case
 
         suite = next(iter(load_trusted(exercise, "submit", True).suites.values()))
         case = next(case for case in suite.all_cases() if case.name == entry.caught_by[0])
         result = run_case(Run(exercise, runnable, "submit", "cpu"),
-                          SuiteRun(suite, suite.world_of(case), load_reference(exercise)), case)
+                          DistributedRun(suite, suite.world_of(case), load_reference(exercise)), case)
         # Caught by the rule the mistake says it breaks, or by wrong values: never by a crash or an error of its own.
         violates = next(m.violates for m in catalogue(exercise).mistakes if m.stem == path.stem)
         assert result.outcome.value == "failed" and result.extra.get("violates", "") == violates, (

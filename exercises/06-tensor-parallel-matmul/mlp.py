@@ -41,7 +41,7 @@ from typing import Any
 
 import torch
 
-from grader.api import DTYPES, Case, GroupInputs, GroupSuite, load_case_file
+from grader.api import DTYPES, Case, DistributedInputs, DistributedSuite, load_case_file
 
 KEYS = {"hidden", "lead", "d_in", "d_out", "dtype", "seed"}
 DTYPE_NAMES = ("float64", "float32")
@@ -53,7 +53,7 @@ FRAMING = 1450
 CEILING = 1.8  # one all-reduce is 1.0 of this, reduce-scatter + all-gather 1.5, two all-reduces 2.0
 
 
-class ParallelMlpSuite(GroupSuite):
+class ParallelMlpSuite(DistributedSuite):
     """N ranks, each with the whole x and one shard of each weight; one all-reduce of the output between them."""
 
     option = "ranks"
@@ -99,7 +99,7 @@ class ParallelMlpSuite(GroupSuite):
         if max(rows * sum(hidden), params["d_in"] * sum(hidden), sum(hidden) * params["d_out"]) > MAX_ELEMENTS:
             raise ValueError(f"a tensor of this case would hold more than {MAX_ELEMENTS} elements")
 
-    def build(self, case: Case, reference: Any) -> GroupInputs:
+    def build(self, case: Case, reference: Any) -> DistributedInputs:
         """The whole MLP made once in float64, its weights split by rank, the answer worked out in float64."""
         params = case.params
         hidden = list(params["hidden"])
@@ -119,7 +119,7 @@ class ParallelMlpSuite(GroupSuite):
         output_bytes = answer.numel() * dtype.itemsize
         summary = (f"{world} ranks: x {(*lead, d_in)}, hidden units per rank {hidden} (of {width}), d_out {d_out}, "
                    f"{dtype_name}")
-        return GroupInputs([[x.clone(), w1_shards[rank], w2_shards[rank]] for rank in range(world)],
+        return DistributedInputs([[x.clone(), w1_shards[rank], w2_shards[rank]] for rank in range(world)],
                            [answer.clone() for _ in range(world)], dtype, summary,
                            config={"hidden": hidden},
                            min_traffic=(world - 1) * output_bytes,
@@ -127,12 +127,12 @@ class ParallelMlpSuite(GroupSuite):
                            traffic_reason=("parallel_mlp may move one all-reduce of the output's size per call; "
                                            "gathering the hidden activations, or reducing twice, moves far more"))
 
-    def traffic_unit(self, inputs: GroupInputs) -> tuple[int, str]:
+    def traffic_unit(self, inputs: DistributedInputs) -> tuple[int, str]:
         """`grader scale` counts each rank's bytes in one gloo all-reduce of the output (the model above)."""
         output_bytes = inputs.expected[0].numel() * inputs.dtype.itemsize
         return all_reduce_bytes(inputs.world, output_bytes), "one all-reduce"
 
-    def table(self, stats: list[list[dict[str, float]]], inputs: GroupInputs) -> dict[str, Any] | None:
+    def table(self, stats: list[list[dict[str, float]]], inputs: DistributedInputs) -> dict[str, Any] | None:
         """Per rank: the hidden units it holds and how long its call took."""
         rows = []
         for rank, measured in enumerate(stats):

@@ -11,14 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from grader.api import HALF_DTYPES, Case, GroupInputs, GroupSuite, Inputs, load_case_file
+from grader.api import HALF_DTYPES, Case, DistributedInputs, DistributedSuite, Inputs, load_case_file
 
 SHARED_KEYS = {"batch", "d", "dv", "dtype", "seed", "scale"}
 RING_KEYS = SHARED_KEYS | {"shards", "lq"}
 EVEN_SHARD, EVEN_LQ = 4, 3
 
 
-class RingSuite(GroupSuite):
+class RingSuite(DistributedSuite):
     """N ranks, each holding one query block and one key/value shard; the shards travel around the ring."""
 
     option = "ring"
@@ -63,7 +63,7 @@ class RingSuite(GroupSuite):
         # The remaining keys mean what they mean for one chunk: the exercise's checker judges them.
         self.checker.validate("attention_chunk_stats", {key: params[key] for key in SHARED_KEYS if key in params})
 
-    def build(self, case: Case, reference: Any) -> GroupInputs:
+    def build(self, case: Case, reference: Any) -> DistributedInputs:
         """Generate the inputs as one ring_attention case, then split the queries among the ranks."""
         params = case.params
         shards = list(params["shards"])
@@ -86,13 +86,13 @@ class RingSuite(GroupSuite):
         summary = (f"{world} ranks: key shards {shards}, queries per rank {lqs}, {batch}{dims}, "
                    f"{params.get('dtype', 'float64')}")
         shard_bytes = sum(t.numel() * t.element_size() for t in (*keys, *values))
-        return GroupInputs([[queries[rank], keys[rank], values[rank]] for rank in range(world)],
+        return DistributedInputs([[queries[rank], keys[rank], values[rank]] for rank in range(world)],
                            list(whole.split(lqs, dim=-2)), query.dtype, summary, baseline,
                            config={"shards": shards},
                            # Each rank must receive every other rank's keys and values once.
                            min_traffic=(world - 1) * shard_bytes)
 
-    def table(self, stats: list[list[dict[str, float]]], inputs: GroupInputs) -> dict[str, Any] | None:
+    def table(self, stats: list[list[dict[str, float]]], inputs: DistributedInputs) -> dict[str, Any] | None:
         """Per rank: queries and keys held, steps, bytes sent and received, mean time per step."""
         rows = []
         for rank, steps in enumerate(stats):

@@ -193,7 +193,7 @@ MAX_LINE = 10_000_000
 
 
 def parse_rank(body: Any, tensors: list[WireTensor], world: int) -> dict[str, Any]:
-    """One message from a rank of a group suite, rebuilt with only the fields the verdict reads."""
+    """One message from a rank of a distributed suite, rebuilt with only the fields the verdict reads."""
     body = _mapping(body)
     kind = parse_kind(body, RANK_KINDS)
     clean: dict[str, Any] = {"kind": kind}

@@ -36,11 +36,11 @@ LOADED = time.monotonic()
 
 
 def learner_state(root: Path, console: Console) -> LearnerState:
-    """The learner's progress, read now, so that a state file it had to move aside is said first."""
-    progress = LearnerState(root)
-    progress.check()
-    say_notes(progress, console)
-    return progress
+    """The learner's state, read now, so that a state file it had to move aside is said first."""
+    state = LearnerState(root)
+    state.check()
+    say_notes(state, console)
+    return state
 
 
 def exercise_from_args(args: argparse.Namespace) -> Exercise:
@@ -97,8 +97,8 @@ def exit_status(report: Report) -> int:
     return EXIT_OK if report.status == "passed" else EXIT_FAILED
 
 
-def say_notes(progress: LearnerState, console: Console) -> None:
+def say_notes(state: LearnerState, console: Console) -> None:
     """Print what LearnerState noted (a state file moved aside), once."""
-    for note in progress.notes:
+    for note in state.notes:
         console.print(note, markup=False, highlight=False)
-    progress.notes.clear()
+    state.notes.clear()

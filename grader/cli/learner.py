@@ -1,4 +1,4 @@
-"""The learner's commands: list, show, run, submit, status, repro, watch (hints and what is kept: kept.py)."""
+"""The learner's commands: list, show, run, submit, status, repro, watch (hint: hints.py; what is kept: kept.py)."""
 
 from __future__ import annotations
 
@@ -35,10 +35,10 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from grader.learner.history import standing
 
     root = find_root()
-    progress = learner_state(root, console)
+    learner = learner_state(root, console)
     exercises, broken = load_course_leniently(root)
     for exercise in exercises:
-        state = standing(progress.exercise(exercise.name))
+        state = standing(learner.exercise(exercise.name))
         console.print(f"{escape(exercise.name):<24} {escape(exercise.title)} [muted]({state})[/]")
     for folder, error in broken.items():
         console.print(f"{escape(folder):<24} [error]cannot be loaded:[/] {escape(str(error))}")
@@ -85,14 +85,14 @@ def _graded(args: argparse.Namespace, console: Console, mode: str, started: floa
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
-    from grader.cli.kept import hints_line
+    from grader.cli.hints import hints_line
     from grader.learner.history import acceptance_line
 
     root = find_root()
     exercises = [find_exercise(root, args.exercise)] if args.exercise else load_course(root)
-    progress = learner_state(root, console)
+    learner = learner_state(root, console)
     for exercise in exercises:
-        state = progress.exercise(exercise.name)
+        state = learner.exercise(exercise.name)
         console.print(f"[heading]{escape(exercise.name)}[/]: {escape(exercise.title)}")
         if not state.last_run and not state.last_submission:
             console.print("No results yet")

@@ -14,7 +14,7 @@ from grader.report.cohort_exports import FORMATS
 # so that `grader list` never waits for torch. A test holds this table and the parser to each other.
 HANDLERS = {
     "list": "learner:cmd_list", "show": "learner:cmd_show", "run": "learner:cmd_run", "submit": "learner:cmd_submit",
-    "watch": "learner:cmd_watch", "hint": "kept:cmd_hint", "status": "learner:cmd_status",
+    "watch": "learner:cmd_watch", "hint": "hints:cmd_hint", "status": "learner:cmd_status",
     "reset": "kept:cmd_reset", "history": "kept:cmd_history", "restore": "kept:cmd_restore",
     "repro": "learner:cmd_repro", "scale": "scale:cmd_scale",
     "validate": "instructor:cmd_validate",

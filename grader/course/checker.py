@@ -177,7 +177,7 @@ class Checker:
         return names
 
     def suites(self) -> dict[str, Any]:
-        """Extra suites by option name, such as {"ring": a GroupSuite}: `grader run --ring N` runs it."""
+        """Extra suites by option name, such as {"ring": a DistributedSuite}: `grader run --ring N` runs it."""
         return {}
 
 

@@ -34,12 +34,12 @@ def matches(name: str, pattern: str) -> bool:
     return pattern in name
 
 
-def select(exercise: Exercise, pattern: str, group: tuple[str, int] | None = None) -> set[str]:
-    """The names of the examples `pattern` matches, and with `group` (`--ring 4`: an option and a world size) of
+def select(exercise: Exercise, pattern: str, distributed: tuple[str, int] | None = None) -> set[str]:
+    """The names of the examples `pattern` matches, and with `distributed` (`--ring 4`: an option and a world size) of
     that distributed suite's cases too; none is a usage error listing them."""
     cases = visible(exercise)
-    if group is not None:
-        cases += _suite_cases(exercise, *group)
+    if distributed is not None:
+        cases += _suite_cases(exercise, *distributed)
     chosen = {case.name for case in cases if matches(case.name, pattern)}
     if not chosen:
         raise UsageError(f"-k {pattern!r} matches no example of {exercise.name}"

@@ -1,4 +1,4 @@
-"""What the grader trusts for one exercise: its fingerprint, taken before learner code runs and after, and the
+"""What the grader trusts for one exercise: the digests of its files, taken before learner code runs and after, and the
 keys of "what decides a verdict" that every remembered result is kept under (validate's verdicts, a cohort's
 results files, the answers on disk, a process's prepared inputs)."""
 
@@ -38,13 +38,13 @@ def trusted_files(exercise: Exercise, without: tuple[Path, ...] = ()) -> list[Pa
 
 def take(exercise: Exercise, without: tuple[Path, ...] = ()) -> dict[str, str]:
     """Path -> content hash, for every trusted file that exists (but those in the folders `without`)."""
-    prints = {}
+    digests = {}
     for path in trusted_files(exercise, without):
         try:
-            prints[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+            digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
         except OSError:
-            prints[str(path)] = "unreadable"
-    return prints
+            digests[str(path)] = "unreadable"
+    return digests
 
 
 def changed(before: dict[str, str], exercise: Exercise) -> list[str]:

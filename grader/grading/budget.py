@@ -44,7 +44,7 @@ class Budget:
         self.timed_out: dict[str, list[str]] = {}  # function -> the cases it timed out on, in order
         self.out_of_memory: dict[str, list[str]] = {}  # function -> the cases it ran out of memory on
         self.skipped: dict[str, int] = {"timeouts": 0, "memory": 0, "budget": 0}
-        self._lock = threading.Lock()  # the group suite may count its cases from a thread of its own
+        self._lock = threading.Lock()  # the distributed suite may count its cases from a thread of its own
 
     def reached(self) -> bool:
         if self.seconds is None:

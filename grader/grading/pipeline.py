@@ -1,8 +1,8 @@
 """Grading one file: case files -> inputs -> isolated run -> comparison -> results.
 
 Everything the grader trusts (its modules, the checker, the cases, the reference solution, the
-catalogue of mistakes) is loaded and fingerprinted before the worker is allowed to import the
-learner's file; the fingerprint is taken again at the end, and a run whose course files changed
+catalogue of mistakes) is loaded and its digests taken before the worker is allowed to import the
+learner's file; the digests are taken again at the end, and a run whose course files changed
 meanwhile ends in an error, never a pass.
 """
 
@@ -35,8 +35,8 @@ from grader.grading.case import MEMORY_AUDIT, Judge
 from grader.grading.devices import DEVICES
 from grader.grading.phases import Schedule, phases, run_phases
 from grader.grading.request import UNHEARD, Listener, Run, shown_path
-from grader.grading.suite_beside import SuiteBeside, run_suite
-from grader.grading.group import SuiteRun, choose_suite
+from grader.grading.distributed_beside import DistributedBeside, run_suite
+from grader.grading.distributed import DistributedRun, choose_suite
 from grader.grading.warm_up import warm_up_cases
 from grader.grading.worker_client import WorkerClient
 from grader.results import Report
@@ -51,7 +51,7 @@ class Trusted:
     checker: Checker
     cases: list[Case]
     reference: ModuleType | None  # None in a learner bundle (grader/course/precomputed.py)
-    prints: dict[str, str]
+    digests: dict[str, str]
     suites: dict = field(default_factory=dict)  # the exercise's extra suites, by option name
     staff_notes: list[str] = field(default_factory=list)  # the course's own faults a grade works around
     warm_ups: dict[str, Case] = field(default_factory=dict)  # per function, its first call's case (warm_up.py)
@@ -59,9 +59,9 @@ class Trusted:
 
 def grade(run: Run, listener: Listener | None = None) -> Report:
     """Grade `run.file` on the examples, or on every case for a submission (grader/grading/request.py: what a Run
-    asks, and the limits it runs under). With `run.group`, or for a submission whose exercise declares one, the
+    asks, and the limits it runs under). With `run.distributed`, or for a submission whose exercise declares one, the
     exercise's distributed suite follows: that many ranks run the learner's functions together
-    (grader/grading/group.py). `listener` hears of the run as it goes: the report once, before the first case
+    (grader/grading/distributed.py). `listener` hears of the run as it goes: the report once, before the first case
     runs, with what is planned and nothing graded yet, then each result as it is known, in report order.
 
     Workers are forked from the zygote the caller holds (grader/sandbox/zygote.py: a learner's command, a
@@ -74,7 +74,7 @@ def grade(run: Run, listener: Listener | None = None) -> Report:
 
     probe_soon()  # what confines learner code here, found while load_trusted imports torch
     report, trusted = _graded(run, listener or UNHEARD, budget)
-    changed = trust.changed(trusted.prints, run.exercise)
+    changed = trust.changed(trusted.digests, run.exercise)
     if changed:
         report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
                                   f"{', '.join(shown_path(Path(path), run.exercise.root) for path in changed[:3])}"
@@ -84,21 +84,21 @@ def grade(run: Run, listener: Listener | None = None) -> Report:
 
 
 def _graded(run: Run, listener: Listener, budget: Budget) -> tuple[Report, Trusted]:
-    """Every case of the run (and the group suite), in isolated workers: the report and what was trusted."""
+    """Every case of the run (and the distributed suite), in isolated workers: the report and what was trusted."""
     from grader.sandbox.machine import containment, refusal
 
     exercise = run.exercise
     # The worker holds CUDA only where its cases will run there (an address-space limit cannot hold CUDA's).
     worker = WorkerClient(run.file, exercise.root, exercise.memory_limit_mb, use_cuda=run.device != "cpu" and _cuda())
-    beside: SuiteBeside | None = None  # the group suite, where it runs beside the hidden cases (suite_beside.py)
+    beside: DistributedBeside | None = None  # the distributed suite, where it runs beside the hidden cases (distributed_beside.py)
     try:
-        trusted = load_trusted(exercise, run.mode, run.group is not None)
+        trusted = load_trusted(exercise, run.mode, run.distributed is not None)
         suite_run = choose_suite(run, trusted.suites, trusted.reference)  # a usage error before anything runs
-        if suite_run is not None and run.only is not None and run.group is None \
+        if suite_run is not None and run.only is not None and run.distributed is None \
                 and not {case.name for case in suite_run.suite.cases(suite_run.world)} & run.only:
             suite_run = None  # some cases by name (validate, a test), none of them the suite's
         # Where this machine cannot keep learner code from what decides its verdict, nothing of it runs.
-        course = [Path(path) for path in trusted.prints if not Path(path).is_relative_to(grader.PACKAGE)]
+        course = [Path(path) for path in trusted.digests if not Path(path).is_relative_to(grader.PACKAGE)]
         problem = refusal(course, run.confined)
         if problem:
             report = Report(exercise.name, run.mode, run.display, declared_max=exercise.max_score,
@@ -121,7 +121,7 @@ def _graded(run: Run, listener: Listener, budget: Budget) -> tuple[Report, Trust
         def begin_beside() -> None:  # the hidden cases begin, the file imported: the suite may run beside them
             nonlocal beside
             if suite_run is not None and sandboxes_apart():
-                beside = SuiteBeside(suite, Report(exercise.name, run.mode, run.display)).start()
+                beside = DistributedBeside(suite, Report(exercise.name, run.mode, run.display)).start()
 
         expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]
         schedule = Schedule(devices, phases(trusted.cases, devices), worker, expected, begin_beside)
@@ -146,10 +146,10 @@ def _graded(run: Run, listener: Listener, budget: Budget) -> tuple[Report, Trust
     return report, trusted
 
 
-def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
+def load_trusted(exercise: Exercise, mode: str, distributed: bool = False) -> Trusted:
     """Checker, cases, reference and catalogue, imported now; later imports would come after learner code ran."""
     preload()
-    prints = trust.take(exercise)
+    digests = trust.take(exercise)
     if exercise.precomputed is not None:
         from grader.course.precomputed import load_precomputed
 
@@ -165,12 +165,12 @@ def load_trusted(exercise: Exercise, mode: str, group: bool = False) -> Trusted:
 
         notes = catalogue(exercise).staff_notes()
     # A submission runs the suite an exercise declares (exercise.yaml's `distributed`); a run only when asked.
-    wanted = group or (mode == "submit" and exercise.distributed is not None)
+    wanted = distributed or (mode == "submit" and exercise.distributed is not None)
     suites = checker.suites() if wanted else {}
     if wanted:
         for suite in suites.values():
             suite.all_cases()  # its case file checked now, not after the learner's code ran
-    return Trusted(checker, cases, reference, prints, suites, notes, warm_up_cases(cases))
+    return Trusted(checker, cases, reference, digests, suites, notes, warm_up_cases(cases))
 
 
 def prepare_process() -> None:
@@ -203,7 +203,7 @@ def preload() -> None:
             importlib.import_module(f"{package.__name__}.{found.name}")
 
 
-def _plan(report: Report, trusted: Trusted, devices: list[str], suite_run: SuiteRun | None) -> None:
+def _plan(report: Report, trusted: Trusted, devices: list[str], suite_run: DistributedRun | None) -> None:
     """What the run will report, per suite in run order, and which functions call which, before anything runs."""
     planned = Counter(case.suite for case, device in _expected(trusted.cases, devices))
     uses = {name: function.uses for name, function in trusted.checker.functions.items() if function.uses}

@@ -17,9 +17,9 @@ from grader.grading.budget import checked_seconds
 from grader.results import CaseResult, Report
 
 
-class Group(NamedTuple):
+class SuiteAsked(NamedTuple):
     """A distributed suite asked for by its option and a world size: ("ring", 4) is `--ring 4`, ("ranks", 2)
-    `--ranks 2` (grader/grading/group.py chooses the suite)."""
+    `--ranks 2` (grader/grading/distributed.py chooses the suite)."""
 
     option: str
     ranks: int
@@ -61,7 +61,7 @@ class Run:
     file: Path | None = None            # made absolute and checked (course/exercise.learner_file) as the Run is made
     mode: str = "run"                   # "run": the examples; "submit": every case, hidden ones included
     device: str = "all"                 # "cpu", "cuda", or "all": the CPU, and CUDA where there is one
-    group: Group | None = None          # a distributed suite to run after the cases (a submission runs its own anyway)
+    distributed: SuiteAsked | None = None         # a distributed suite to run after the cases (a submission runs its own anyway)
     only: AbstractSet[str] | None = None  # just the cases of these names (what validate has not graded, run -k)
     display: str = ""                   # the file's name in messages and the report ('': its path from the course)
     diagnose: bool = True               # name the catalogued mistake behind a failure (validate works it out itself)
@@ -75,8 +75,8 @@ class Run:
         object.__setattr__(self, "display", self.display or shown_path(learner, self.exercise.root))
         if self.only is not None:
             object.__setattr__(self, "only", frozenset(self.only))
-        if self.group is not None:
-            object.__setattr__(self, "group", Group(*self.group))
+        if self.distributed is not None:
+            object.__setattr__(self, "distributed", SuiteAsked(*self.distributed))
 
 
 class Listener(Protocol):

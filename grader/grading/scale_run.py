@@ -5,7 +5,7 @@ them all at the sizes it reached. Before each size the run predicts what it will
 cost (at least in proportion to the size); a size that would not finish within the budget is not started, and
 a call still running when the budget is spent is stopped. Either way the run says where it stopped and why.
 A function of the checker runs in one worker per design (grader/grading/scale_lane.py); a distributed suite's
-function runs each size as one group case (grader/grading/group.py), whose traffic the kernel counts.
+function runs each size as one distributed case (grader/grading/distributed.py), whose traffic the kernel counts.
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ def measure_scale(exercise: Exercise, learner: Path, device: str, budget: float 
     started = time.monotonic() if started is None else started
     asked = budget is not None
     budget = float(budget if budget is not None else spec.budget)
-    trusted = load_trusted(exercise, "run", group=True)
+    trusted = load_trusted(exercise, "run", distributed=True)
     suite = check_function(spec, trusted.checker, trusted.suites)
     validate = suite.validate if suite is not None else trusted.checker.validate
     params = checked_params(spec, validate)
-    problem = refusal([Path(path) for path in trusted.prints if not Path(path).is_relative_to(PACKAGE)], False)
+    problem = refusal([Path(path) for path in trusted.digests if not Path(path).is_relative_to(PACKAGE)], False)
     if problem:
         raise UsageError(f"not measured: {problem}")
     cases = [Case(f"scale-{size.value:g}", "scale", spec.function, "", found, None, f"{spec.path}:{size.line}")
@@ -67,7 +67,7 @@ def measure_scale(exercise: Exercise, learner: Path, device: str, budget: float 
             _single(run, exercise, trusted.checker, cases, device, started)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    if trust.changed(trusted.prints, exercise):
+    if trust.changed(trusted.digests, exercise):
         run.notes.append("The course files changed while this ran: measure again.")
     run.seconds = time.monotonic() - started
     return run
@@ -171,7 +171,7 @@ def _inputs(exercise: Exercise, checker: Any, case: Case) -> Any:
 
 
 def _grouped(run: ScaleRun, exercise: Exercise, suite: Any, cases: list[Case], reference: Any, started: float) -> None:
-    from grader.grading.group import SuiteRun, run_case
+    from grader.grading.distributed import DistributedRun, run_case
     from grader.grading.request import Run
 
     clock = _Clock(run, started)
@@ -193,7 +193,7 @@ def _grouped(run: ScaleRun, exercise: Exercise, suite: Any, cases: list[Case], r
             timer.start()
             try:
                 result = run_case(Run(exercise, series.design.file, "submit", "cpu"),
-                                  SuiteRun(suite, suite.world_of(case), reference), case, False, stop,
+                                  DistributedRun(suite, suite.world_of(case), reference), case, False, stop,
                                   lambda traffic, inputs: counted.update(traffic=traffic, inputs=inputs))
             finally:
                 timer.cancel()

@@ -88,10 +88,10 @@ class Matrix:
 
 
 def build(judge: Judge, cases: list[Case], mistakes: list[Graded], variants: list[Graded],
-          cache: VerdictCache | None = None, group_cases: list[Case] = ()) -> Matrix:
+          cache: VerdictCache | None = None, distributed_cases: list[Case] = ()) -> Matrix:
     """The matrix, with every diagnosis worked out as `judge` (the exercise's checker and reference) sees the cases,
     against the catalogue as it is now: afresh, or remembered in `cache` under the whole catalogue's content (a new
-    case works out that case's cells alone). A distributed suite's cases (`group_cases`) catch mistakes too; no
+    case works out that case's cells alone). A distributed suite's cases (`distributed_cases`) catch mistakes too; no
     diagnosis is worked out on them (none names one there)."""
     exercise = judge.exercise
     known = diagnosis.catalogue(exercise)
@@ -130,7 +130,7 @@ def build(judge: Judge, cases: list[Case], mistakes: list[Graded], variants: lis
         rows.append(row)
     if cache:
         cache.saw_catalogue(whole)
-    return Matrix([case.name for case in [*cases, *group_cases]], rows,
+    return Matrix([case.name for case in [*cases, *distributed_cases]], rows,
                   {item.path.stem: item.passed for item in variants})
 
 

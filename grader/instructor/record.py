@@ -36,7 +36,7 @@ def digest(exercise: Exercise) -> str:
     return trust.digest(sorted(files), exercise)
 
 
-def write(exercise: Exercise, matrix: Any, group_cases: set[str]) -> Path:
+def write(exercise: Exercise, matrix: Any, distributed_cases: set[str]) -> Path:
     """The record of a valid validation, its matrix in short."""
     mistakes = {}
     for row in matrix.rows:
@@ -49,7 +49,7 @@ def write(exercise: Exercise, matrix: Any, group_cases: set[str]) -> Path:
                 counts[stem] = counts.get(stem, 0) + 1
         mistakes[row.stem] = MistakeRecord(
             caught_by=row.caught_by, named_on=named,
-            only_distributed=bool(row.caught_by) and set(row.caught_by) <= group_cases,
+            only_distributed=bool(row.caught_by) and set(row.caught_by) <= distributed_cases,
             named_most=bool(counts) and counts.get(row.stem, 0) == max(counts.values()))
     record = ValidatedRecord(exercise=exercise.name, digest=digest(exercise), mistakes=mistakes,
                              variants=sorted(stem for stem, accepted in matrix.variants.items() if accepted))

@@ -33,7 +33,7 @@ class Loaded:
     extra: dict
 
     @property
-    def group(self) -> tuple[Any, list] | None:
+    def distributed(self) -> tuple[Any, list] | None:
         """The first distributed suite that has cases, with its cases; None where none has."""
         return next(((suite, self.extra[name]) for name, suite in self.suites.items() if self.extra[name]), None)
 
@@ -87,7 +87,7 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
         _grade_checks(Loaded(exercise, checker, cases, suites, extra), validation, progress, use_cache)
     except GraderError as error:  # the reference does not load, or the checker or a rank program raised
         add(Check("the course's own code runs", False, str(error)))
-    except Exception as error:  # a group suite's own code raised while building a case
+    except Exception as error:  # a distributed suite's own code raised while building a case
         if course_frame(error, exercise.root) is None:
             raise
         add(Check("the course's own code runs", False, f"the course is broken: {where(error, exercise.root)}"))
@@ -96,7 +96,7 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
 
 
 def _grade_checks(loaded: Loaded, validation: Validation, progress: Callable[[str], None], use_cache: bool) -> None:
-    """The reference, the starter, the group suites and the catalogue, graded on every case."""
+    """The reference, the starter, the distributed suites and the catalogue, graded on every case."""
     exercise, cases, suites, extra = loaded.exercise, loaded.cases, loaded.suites, loaded.extra
     add = validation.checks.append
     cache = verdicts.VerdictCache(exercise, enabled=use_cache)
@@ -114,7 +114,7 @@ def _grade_checks(loaded: Loaded, validation: Validation, progress: Callable[[st
     for name, suite in suites.items():
         if extra[name]:
             progress(f"running the reference solution in the --{name} suite ...")
-            add(_check_group(exercise, suite, extra[name], cache))
+            add(_check_distributed(exercise, suite, extra[name], cache))
     _check_catalogue(loaded, validation, progress, cache)
 
 
@@ -173,25 +173,25 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
-def _check_group(exercise: Exercise, suite: Any, group_cases: list, cache: Any) -> Check:
-    """The reference solution passes a group suite's every case (each at its own world size)."""
-    results = verdicts.grade_group(exercise, suite, group_cases, load_reference(exercise), exercise.solution, cache)
+def _check_distributed(exercise: Exercise, suite: Any, distributed_cases: list, cache: Any) -> Check:
+    """The reference solution passes a distributed suite's every case (each at its own world size)."""
+    results = verdicts.grade_distributed(exercise, suite, distributed_cases, load_reference(exercise), exercise.solution, cache)
     failed = [f"{result.name}: {result.outcome.value}: {result.message}" for result in results if not result.passed]
-    worlds = ", ".join(map(str, sorted({suite.world_of(case) for case in group_cases})))
+    worlds = ", ".join(map(str, sorted({suite.world_of(case) for case in distributed_cases})))
     return Check(f"reference passes the --{suite.option} suite", not failed,
-                 "; ".join(failed[:3]) or f"{len(group_cases)} cases on {worlds} ranks")
+                 "; ".join(failed[:3]) or f"{len(distributed_cases)} cases on {worlds} ranks")
 
 
 def _check_catalogue(loaded: Loaded, validation: Validation, progress: Callable[[str], None], cache: Any) -> None:
     """Every catalogued mistake is caught by some case (a distributed suite's included); every correct variant passes
     every case."""
-    exercise, checker, cases, group = loaded.exercise, loaded.checker, loaded.cases, loaded.group
+    exercise, checker, cases, suite = loaded.exercise, loaded.checker, loaded.cases, loaded.distributed
     broken = verdicts.broken_files(exercise)
     validation.checks.append(Check("mistakes and variants load", not broken, "; ".join(broken.values())))
     warm = matrix.WarmUp(exercise, checker, load_reference(exercise), cases, cache)
     try:
         mistakes, variants = verdicts.grade_catalogue(exercise, cases, progress, cache,
-                                                      (*group, load_reference(exercise)) if group else None,
+                                                      (*suite, load_reference(exercise)) if suite else None,
                                                       skip=set(broken))
     except BaseException:
         warm.finish(stop=True)  # an interrupted validate: the thread ends after its current case
@@ -216,9 +216,9 @@ def _check_catalogue(loaded: Loaded, validation: Validation, progress: Callable[
               "; ".join(rejected) or f"{len(variants)} variants"))
     progress("working out what the diagnosis names on each case ...")
     validation.matrix = matrix.build(Judge(exercise, checker, "", load_reference(exercise)), cases, mistakes,
-                                     variants, cache, group[1] if group else [])
+                                     variants, cache, suite[1] if suite else [])
     cache.save()
-    distributed = {case.name for case in group[1]} if group else set()
+    distributed = {case.name for case in suite[1]} if suite else set()
     twins = {stem for pair in validation.matrix.indistinguishable() for stem in pair}  # said apart, just above
     unnamed = [row.stem for row in validation.matrix.rows if row.caught_by and not set(row.caught_by) <= distributed
                and row.stem not in twins and not any(stem == row.stem for stem in row.named.values())]

@@ -143,10 +143,10 @@ def broken_files(exercise: Exercise) -> dict[Path, str]:
 
 
 def grade_catalogue(exercise: Exercise, cases: list[Case], progress: Callable[[str], None],
-                    cache: VerdictCache, group: tuple[Any, list[Case], Any] | None = None,
+                    cache: VerdictCache, distributed: tuple[Any, list[Case], Any] | None = None,
                     skip: set[Path] = frozenset()) -> tuple[list[Graded], list[Graded]]:
     """Every mistake and variant's verdict on every case (CPU): remembered ones reused, the rest graded; with
-    `group` (a distributed suite, its cases, the reference), on each of the suite's cases too; the files in `skip`
+    `distributed` (a distributed suite, its cases, the reference), on each of the suite's cases too; the files in `skip`
     (those that do not load) are left out."""
     mistake_files = [path for path in catalogue_files(exercise.mistakes) if path not in skip]
     variant_files = [path for path in catalogue_files(exercise.variants) if path not in skip]
@@ -155,19 +155,19 @@ def grade_catalogue(exercise: Exercise, cases: list[Case], progress: Callable[[s
         files = [(path, mistakes.as_submission(path, exercise.solution, folder)) for path in mistake_files]
         files += [(path, path) for path in variant_files]
         graded = grade_files(exercise, files, cases, progress, cache)
-        if group is not None and group[1]:
-            progress(f"running every mistake and variant in the {group[0].option} suite ...")
+        if distributed is not None and distributed[1]:
+            progress(f"running every mistake and variant in the {distributed[0].option} suite ...")
             for item, (_, runnable) in zip(graded, files):
-                item.results += grade_group(exercise, *group, runnable, cache)
+                item.results += grade_distributed(exercise, *distributed, runnable, cache)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return graded[:len(mistake_files)], graded[len(mistake_files):]
 
 
-def grade_group(exercise: Exercise, suite: Any, cases: list[Case], reference: Any, path: Path,
+def grade_distributed(exercise: Exercise, suite: Any, cases: list[Case], reference: Any, path: Path,
                 cache: VerdictCache) -> list[CaseResult]:
     """One file's verdicts on a distributed suite's cases, each at its own world size: remembered, else run."""
-    from grader.grading.group import SuiteRun, run_case
+    from grader.grading.distributed import DistributedRun, run_case
 
     text = path.read_text(encoding="utf-8")
     run = Run(exercise, path, "submit", "cpu")
@@ -176,7 +176,7 @@ def grade_group(exercise: Exercise, suite: Any, cases: list[Case], reference: An
         key = cache.key(text, case)
         found = cache.get(key)
         if found is None:
-            result = run_case(run, SuiteRun(suite, suite.world_of(case), reference), case)
+            result = run_case(run, DistributedRun(suite, suite.world_of(case), reference), case)
             cache.put(key, result)
         else:
             result = _result(case, found)

@@ -57,12 +57,12 @@ def acceptance_line(entry: ExerciseState) -> str | None:
 
 
 def accepted_names(root: Path, exercises: list[Exercise]) -> set[str]:
-    """The exercises accepted so far; none where the progress cannot be read (the command itself says why)."""
-    progress = LearnerState(root)
+    """The exercises accepted so far; none where the state cannot be read (the command itself says why)."""
+    state = LearnerState(root)
     try:
-        progress.check()
-        return {e.name for e in exercises if accepted(progress.exercise(e.name))}
-    except Exception:  # noqa: BLE001  (unreadable progress: the note about it is printed by the command itself)
+        state.check()
+        return {e.name for e in exercises if accepted(state.exercise(e.name))}
+    except Exception:  # noqa: BLE001  (unreadable state: the note about it is printed by the command itself)
         return set()
 
 
@@ -87,9 +87,9 @@ def next_step(exercise: Exercise) -> str:
             f"(its file: {following.stub.relative_to(following.root)}).")
 
 
-def items(exercise: Exercise, progress: LearnerState) -> list[Item]:
+def items(exercise: Exercise, state: LearnerState) -> list[Item]:
     """Every submission and backup of an exercise, oldest first."""
-    entry = progress.history(exercise.name)
+    entry = state.history(exercise.name)
     found = []
     for record in entry.submissions or []:
         score = f"{record.score:.4g} of {record.max_score:g}" \
@@ -118,10 +118,10 @@ def render(exercise: Exercise, listed: list[Item]) -> list[str]:
     return lines
 
 
-def restore(exercise: Exercise, which: str, progress: LearnerState) -> str:
+def restore(exercise: Exercise, which: str, state: LearnerState) -> str:
     """Put a kept submission or backup back in the learner's file, backing up what it replaces; one line saying so."""
     kind, number = _parse(which)
-    entry = progress.history(exercise.name)
+    entry = state.history(exercise.name)
     records: list[Submitted] | list[Backup] = (entry.submissions if kind == "submission" else entry.backups) or []
     record = next((r for r in records if r.number == number), None)
     name = f"submission {number}" if kind == "submission" else f"backup-{number}"
@@ -130,7 +130,7 @@ def restore(exercise: Exercise, which: str, progress: LearnerState) -> str:
     copy = record.source if isinstance(record, Submitted) else record.file
     if not copy:
         raise StateError(f"{name} was recorded without a copy of its file: there is nothing to restore")
-    content = _read_kept(progress, copy)
+    content = _read_kept(state, copy)
     stub, shown = exercise.stub, str(exercise.stub.relative_to(exercise.root))
     what = verdict(record) if isinstance(record, Submitted) else f"before {record.before}"
     described = f"{name} of {exercise.name} ({record.when.replace('T', ' ')}, {what})"
@@ -139,7 +139,7 @@ def restore(exercise: Exercise, which: str, progress: LearnerState) -> str:
     previous = ""
     if stub.exists():
         # Restoring is itself undoable: what the learner had is the newest backup.
-        kept = progress.backup(exercise.name, stub, before=f"restore {which}")
+        kept = state.backup(exercise.name, stub, before=f"restore {which}")
         previous = (f"; what it held is backup-{kept.number} "
                     f"(grader restore {exercise.name} backup-{kept.number} brings it back)")
     try:
@@ -149,9 +149,9 @@ def restore(exercise: Exercise, which: str, progress: LearnerState) -> str:
     return f"Restored {described} into {shown}{previous}."
 
 
-def which_to_restore(exercise: Exercise, progress: LearnerState) -> str:
+def which_to_restore(exercise: Exercise, state: LearnerState) -> str:
     """The answer to `grader restore EX` without a number: what EX has kept, and the command that restores one."""
-    kept = [item.label for item in items(exercise, progress) if item.file]
+    kept = [item.label for item in items(exercise, state) if item.file]
     if not kept:
         return (f"{exercise.name} has nothing kept to restore yet (each submission is kept, and so is each file "
                 f"reset or restore replaces)")
@@ -168,11 +168,11 @@ def _parse(which: str) -> tuple[str, int]:
     return ("submission", int(found[1])) if found[1] else ("backup", int(found[2]))
 
 
-def _read_kept(progress: LearnerState, relative: str) -> bytes:
+def _read_kept(state: LearnerState, relative: str) -> bytes:
     """A kept copy's bytes; only from inside .grader/, whatever an edited state file says."""
-    path = (progress.root / relative).resolve()
-    if not path.is_relative_to(progress.folder.resolve()):
-        raise StateError(f"{relative} is not in {progress.folder.name}/: the state file was edited by hand; "
+    path = (state.root / relative).resolve()
+    if not path.is_relative_to(state.folder.resolve()):
+        raise StateError(f"{relative} is not in {state.folder.name}/: the state file was edited by hand; "
                             f"nothing was restored")
     try:
         return path.read_bytes()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 from grader.course.exercise import Exercise, hand_in, learner_file
 from grader.errors import UsageError
 from grader.files import RefusedFile, read_regular
-from grader.grading.request import Group, Limits, Listener, Run
+from grader.grading.request import SuiteAsked, Limits, Listener, Run
 from grader.learner.history import next_step
 from grader.learner.state import Kept, LearnerState, StateError, snapshot
 from grader.results import Report
@@ -37,7 +37,7 @@ class Request:
     file: Path | None = None      # None: the exercise's stub
     device: str = "all"
     limits: Limits = Limits()     # the exercise's own, where the command line replaces none
-    group: Group | None = None    # `--ranks N`, `--ring N`: the distributed suite after the cases
+    distributed: SuiteAsked | None = None    # `--ranks N`, `--ring N`: the distributed suite after the cases
     pattern: str | None = None    # `run -k PATTERN`: only the examples it matches
     json: Path | None = None      # `--json PATH`: a results file written there too
     record: bool = True           # kept in the learner's .grader/ (`--no-record`: not)
@@ -45,10 +45,10 @@ class Request:
     @classmethod
     def from_args(cls, args: argparse.Namespace, mode: str, exercise: Exercise) -> Request:
         """The request a `grader run`, `submit` or `watch` command line makes of `exercise`."""
-        group = next((Group(option, ranks) for option in ("ranks", "ring")
+        distributed = next((SuiteAsked(option, ranks) for option in ("ranks", "ring")
                       if (ranks := getattr(args, option, None)) is not None), None)
         limits = Limits(args.time_limit, args.memory_limit_mb, args.time_budget)
-        return cls(exercise, mode, args.file, args.device, limits, group, getattr(args, "pattern", None), args.json,
+        return cls(exercise, mode, args.file, args.device, limits, distributed, getattr(args, "pattern", None), args.json,
                    not args.no_record)
 
 
@@ -102,9 +102,9 @@ def _graded(request: Request, file: Path, view: View) -> Graded:
     from grader.grading.pipeline import grade
     from grader.report.gradescope_json import report_to_json, write_json
 
-    only = select(exercise, request.pattern, request.group) if request.pattern else None  # run -k
+    only = select(exercise, request.pattern, request.distributed) if request.pattern else None  # run -k
     with view.live():  # a progress bar on a terminal, gone before the summary
-        report = grade(Run(request.limits.on(exercise), file, mode, request.device, request.group, only), view)
+        report = grade(Run(request.limits.on(exercise), file, mode, request.device, request.distributed, only), view)
     if only is not None:
         report.selection = request.pattern
         report.notes.append(f"Only the examples matching -k {request.pattern!r} ran ({len(only)}).")

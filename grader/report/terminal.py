@@ -220,7 +220,7 @@ class TerminalRenderer:
         report.import_stdout = report.import_stderr = ""
 
     def _table(self, table: dict) -> None:
-        """A group case's table (per rank of a ring: what it held, sent and received, time per step)."""
+        """A distributed case's table (per rank of a ring: what it held, sent and received, time per step)."""
         from rich.padding import Padding
         from rich.table import Table
 

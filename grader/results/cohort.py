@@ -17,7 +17,7 @@ from grader.results.typed import Mismatch
 RESULTS = "results"
 NOT_GRADED = "not graded"
 STATUSES = ("passed", "failed", "error", NOT_GRADED)  # in the order they are counted and shown
-SUITE_ORDER = ("examples", "hidden")  # first, in this order; any other suite (a group suite) after, by name
+SUITE_ORDER = ("examples", "hidden")  # first, in this order; any other suite (a distributed suite) after, by name
 TOP = 10  # cases and mistakes listed in the summary
 EXTRA_TIME = "extra_time"  # the settings' key of a learner's extra time, present only when it is not 1
 

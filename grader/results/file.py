@@ -69,7 +69,7 @@ class CaseRecord:
     required: bool = False
     points: float = 1.0
     not_run: str | None = None           # why it was reported without running (CaseResult.not_run)
-    extra: dict[str, Any] | None = None  # suite-specific numbers, such as a group suite's per-rank table
+    extra: dict[str, Any] | None = None  # suite-specific numbers, such as a distributed suite's per-rank table
 
 
 @dataclass(kw_only=True)

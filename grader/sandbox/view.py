@@ -17,8 +17,8 @@ from grader import PACKAGE
 from grader.sandbox.launch_config import Bind, Mounts, Symlink
 
 SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-CUDA_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
+DEV_NODES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+CUDA_DEV_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
 
 
 @dataclass
@@ -45,7 +45,7 @@ class View:
             args += ["--ro-bind", source, inside]
         args += ["--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc"]
         for node in self.devices:
-            if node not in DEVICES and os.path.exists(node):  # --dev already made the ordinary ones
+            if node not in DEV_NODES and os.path.exists(node):  # --dev already made the ordinary ones
                 args += ["--dev-bind", node, node]
         return args
 
@@ -71,9 +71,9 @@ def build(hide: tuple[Path, ...], exposed: dict[str, Path], use_cuda: bool) -> V
     # whose groups a learner process could otherwise try to leave.
     sysfs = ["/sys/devices/system/cpu"] + (["/sys/devices", "/sys/bus", "/sys/class", "/sys/module"] if use_cuda else [])
     view.binds += [(path, path, False) for path in sysfs if os.path.isdir(path)]
-    view.devices = list(DEVICES)
+    view.devices = list(DEV_NODES)
     if use_cuda:
-        view.devices += [str(path) for path in sorted(Path("/dev").glob("nvidia[0-9]*"))] + list(CUDA_DEVICES)
+        view.devices += [str(path) for path in sorted(Path("/dev").glob("nvidia[0-9]*"))] + list(CUDA_DEV_NODES)
     view.binds = outermost(view.binds)
     return view
 

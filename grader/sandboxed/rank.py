@@ -1,6 +1,6 @@
-"""One rank of a group suite: joins a torch.distributed process group and runs the exercise's rank program.
+"""One rank of a distributed suite: joins a torch.distributed process group and runs the exercise's rank program.
 
-Started by grader/grading/group.py in a sandbox shared with the other ranks, as
+Started by grader/grading/distributed.py in a sandbox shared with the other ranks, as
 `python -m grader.sandboxed.rank CONFIG_JSON`. Its own tensors arrive over its pipe (descriptor 3) with the
 grader's go; it imports the learner's file, joins the group, and calls the exercise's rank program,
 `run(learner, tensors, config) -> (output, stats)`, reporting on descriptor 4. A rank program calls

@@ -124,7 +124,7 @@ def grade_cohort(exercise: Exercise, paths: list[Path], out: Path, options: Opti
     trusted = load_trusted(exercise, "submit")  # a broken course is one line now, not one "not graded" per submission
     from grader.sandbox.machine import refusal
 
-    problem = refusal([Path(path) for path in trusted.prints if not Path(path).is_relative_to(PACKAGE)], True)
+    problem = refusal([Path(path) for path in trusted.digests if not Path(path).is_relative_to(PACKAGE)], True)
     if problem:  # this machine cannot grade anyone honestly: one line now, not one row per submission
         raise UsageError(f"not graded: {problem}")
     settings = settings_of(exercise, options)

@@ -1,7 +1,7 @@
 """The rules an exercise can declare, one module each; RULES is their table, in the order a verdict seeks one broken.
 
 A rule is a subclass of grader.course.rules.rule.Rule in a module of its own here, registered by one line below:
-exercise.yaml's `rules:`, a case's `audit:`, the worker's observations, the verdict on a call or a group case and
+exercise.yaml's `rules:`, a case's `audit:`, the worker's observations, the verdict on a call or a distributed case and
 the kinds a catalogued mistake's VIOLATES may name are all read from this table.
 """
 

@@ -1,14 +1,14 @@
 """The communication rule: what a distributed case's ranks move between them, as the kernel counted it.
 
-A group case's inputs set its bounds (grader/course/group_suite.py: `min_traffic`, `max_traffic` and
+A distributed case's inputs set its bounds (grader/course/distributed.py: `min_traffic`, `max_traffic` and
 `traffic_reason`); the bytes are counted on the ranks' own loopback once every rank has joined the group
-(grader/grading/group.py), so nothing a rank says of itself enters the count. Judged once every rank's output
+(grader/grading/distributed.py), so nothing a rank says of itself enters the count. Judged once every rank's output
 passed: the values alone show that every rank got what it lacked, since no rank can read another's.
 """
 
 from __future__ import annotations
 
-from grader.course.rules.rule import GroupCall, Rule
+from grader.course.rules.rule import DistributedCall, Rule
 from grader.results import CaseResult, Outcome
 
 
@@ -17,7 +17,7 @@ class Communication(Rule):
 
     kinds = ("communication",)
 
-    def judge_group(self, group: GroupCall, result: CaseResult) -> None:
+    def judge_distributed(self, group: DistributedCall, result: CaseResult) -> None:
         inputs, traffic = group.inputs, group.traffic
         if traffic is None:
             if inputs.max_traffic:

@@ -3,7 +3,7 @@
 A rule's module subclasses Rule, overrides the hooks that rule needs (the others leave it out of their step),
 and registers one instance in grader/course/rules/__init__.py. The grader then reads its setting from exercise.yaml
 (grader/course/exercise.py), asks the worker for its observations and judges every call by it
-(grader/grading/case.py), a group case too (grader/grading/group_verdict.py), and checks a catalogued mistake's
+(grader/grading/case.py), a distributed case too (grader/grading/distributed_verdict.py), and checks a catalogued mistake's
 VIOLATES against its kinds (grader/instructor/verdicts.py).
 
 A verdict never takes the worker's word in the learner's favour: what the kernel measured and what the grader
@@ -62,10 +62,10 @@ class Call:
 
 
 @dataclass
-class GroupCall:
-    """One group case whose every rank returned the right values, as its rules see it."""
+class DistributedCall:
+    """One distributed case whose every rank returned the right values, as its rules see it."""
 
-    inputs: Any                # its GroupInputs (grader/course/group_suite.py), with the bounds it sets
+    inputs: Any                # its DistributedInputs (grader/course/distributed.py), with the bounds it sets
     traffic: int | None        # bytes the kernel counted on the ranks' own loopback once all had joined; None:
                                # nothing counts them here (no network namespace of their own)
 
@@ -103,5 +103,5 @@ class Rule:
         """The violation of the rule by a call that returned, or None."""
         return None
 
-    def judge_group(self, group: GroupCall, result: CaseResult) -> None:
-        """Fill in `result` where a group case whose outputs all passed breaks the rule, or cannot be judged."""
+    def judge_distributed(self, group: DistributedCall, result: CaseResult) -> None:
+        """Fill in `result` where a distributed case whose outputs all passed breaks the rule, or cannot be judged."""

@@ -1,4 +1,4 @@
-"""Verdicts on one group case: name the rank that went wrong and how, else compare every rank's output."""
+"""Verdicts on one distributed case: name the rank that went wrong and how, else compare every rank's output."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from grader.course.exercise import Exercise
 from grader.course.rules import RULES
-from grader.course.rules.rule import GroupCall
+from grader.course.rules.rule import DistributedCall
 from grader.errors import CourseBroken
 from grader.inert import fit
 from grader.results import CaseResult, Outcome
@@ -53,10 +53,10 @@ def judge(ranks: list[Any], inputs: Any, limit: float, exercise: Exercise, resul
     else:
         _compare(ranks, inputs, result)
         # Once every output passed, the rules on the group as a whole (what its ranks moved); the first broken decides.
-        group = GroupCall(inputs, traffic)
+        together = DistributedCall(inputs, traffic)
         for rule in RULES:
             if result.passed:
-                rule.judge_group(group, result)
+                rule.judge_distributed(together, result)
         return
     result.details = [line for rank in ranks if (line := _rank_line(rank))]
 

@@ -1,7 +1,7 @@
 """The interface for an exercise's distributed suite, run by a group of processes, and one case's inputs.
 
 An exercise whose functions are meant to run across processes (ring attention's chunk functions,
-with shards travelling between ranks; a tensor-parallel layer's all-reduce) subclasses `GroupSuite`
+with shards travelling between ranks; a tensor-parallel layer's all-reduce) subclasses `DistributedSuite`
 and returns it from its checker's `suites()`, keyed by its own name: `{"ring": RingSuite(...)}`.
 `grader run --ranks N` (or the suite's own name, `--ring N`) starts N ranks; where exercise.yaml
 declares `distributed: {ranks: N}`, every submission runs it with N ranks, `grader grade` and the
@@ -30,8 +30,8 @@ from grader.course.cases import Case
 
 
 @dataclass
-class GroupInputs:
-    """One group case: what each rank receives, what each should return, and how to describe it."""
+class DistributedInputs:
+    """One distributed case: what each rank receives, what each should return, and how to describe it."""
 
     tensors: list[list[torch.Tensor]]   # per rank: the tensors handed to it (over its own pipe, no one else's)
     expected: list[torch.Tensor]        # per rank: the exact (float64) output
@@ -48,7 +48,7 @@ class GroupInputs:
         return len(self.tensors)
 
 
-class GroupSuite:
+class DistributedSuite:
     """Subclass in the exercise folder; the grader runs it on a submission, or when asked (`--ranks N`)."""
 
     option = "ring"                 # its own name on the command line: `--ring N` as well as `--ranks N`
@@ -57,7 +57,7 @@ class GroupSuite:
     rank_program: Path              # the exercise's file each rank runs, inside the sandbox
 
     def case_files(self) -> list[Path]:
-        """The files this suite's cases come from (fingerprinted with the rest of the course)."""
+        """The files this suite's cases come from (digested with the rest of the course)."""
         return []
 
     def all_cases(self) -> list[Case]:
@@ -72,20 +72,20 @@ class GroupSuite:
         """How many ranks a case needs."""
         raise NotImplementedError
 
-    def build(self, case: Case, reference: Any) -> GroupInputs:
+    def build(self, case: Case, reference: Any) -> DistributedInputs:
         """A case's per-rank tensors and expected outputs (the reference solution, for half-precision baselines)."""
         raise NotImplementedError
 
     def validate(self, function: str, params: dict[str, Any]) -> None:
         """Raise ValueError naming the first key of a case that is unknown or out of range (the default: none is)."""
 
-    def traffic_unit(self, inputs: GroupInputs) -> tuple[int, str]:
+    def traffic_unit(self, inputs: DistributedInputs) -> tuple[int, str]:
         """What one unit of the communication a case needs moves among all its ranks, in bytes, and its name (06:
         one all-reduce of the output): `grader scale` counts each design's traffic in it. (0, ""): the reference's
         own traffic is the unit."""
         return 0, ""
 
-    def table(self, stats: list[list[dict[str, float]]], inputs: GroupInputs) -> dict[str, Any] | None:
+    def table(self, stats: list[list[dict[str, float]]], inputs: DistributedInputs) -> dict[str, Any] | None:
         """A table for the report from what each rank measured (its `stats`: checked, finite numbers).
 
         Returns {"caption": str, "columns": [...], "rows": [[...]], "data": {...}} or None.

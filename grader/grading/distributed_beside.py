@@ -1,4 +1,4 @@
-"""An exercise's group suite (07's ring), run beside the hidden cases where sandboxes are kept apart.
+"""An exercise's distributed suite (07's ring), run beside the hidden cases where sandboxes are kept apart.
 
 Its ranks spend most of a case waiting: on their own start, on each other, on the store they meet
 at. Run after the hidden cases, that wait was added to every submission. Here the suite starts on a
@@ -21,12 +21,12 @@ from grader.grading.request import UNHEARD, Listener, Run
 from grader.results import Report
 
 if TYPE_CHECKING:
-    from grader.grading.group import SuiteRun
+    from grader.grading.distributed import DistributedRun
 
 RunSuite = Callable[[Report, Listener, threading.Event], None]
 
 
-class SuiteBeside:
+class DistributedBeside:
     """One run of a suite on a thread of its own, its results kept apart until taken."""
 
     def __init__(self, run: RunSuite, scratch: Report) -> None:
@@ -34,8 +34,8 @@ class SuiteBeside:
         self.stop = threading.Event()
         self._run = run
 
-    def start(self) -> "SuiteBeside":
-        self._call = Background(lambda: self._run(self.scratch, UNHEARD, self.stop), "grader-group-suite")
+    def start(self) -> "DistributedBeside":
+        self._call = Background(lambda: self._run(self.scratch, UNHEARD, self.stop), "grader-distributed-suite")
         return self
 
     def take(self, report: Report, listener: Listener) -> None:
@@ -54,13 +54,13 @@ class SuiteBeside:
         self._call.join()
 
 
-def run_suite(run: Run, listener: Listener, suite_run: SuiteRun, report: Report, budget: Budget,
+def run_suite(run: Run, listener: Listener, suite_run: DistributedRun, report: Report, budget: Budget,
               stop: threading.Event | None = None) -> None:
-    """The group suite into `report`; the course's own faults in it make the run not graded, with file and line."""
-    from grader.grading.group import run_group_suite
+    """The distributed suite into `report`; the course's own faults in it make the run not graded, with file and line."""
+    from grader.grading.distributed import run_distributed_suite
 
     try:
-        run_group_suite(run, listener, suite_run, report, budget, stop)
+        run_distributed_suite(run, listener, suite_run, report, budget, stop)
     except CourseBroken as error:  # the suite's rank program raised
         report.not_graded = str(error)
     except Exception as error:  # the suite's own code (its cases, its inputs) raised: the course's, if it is there

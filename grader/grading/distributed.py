@@ -1,4 +1,4 @@
-"""Running a group suite: N ranks in one sandbox, held to one time and memory limit, judged here.
+"""Running a distributed suite: N ranks in one sandbox, held to one time and memory limit, judged here.
 
 The ranks share one sandbox (one PID and network namespace, so gloo can use their private
 loopback, and one cgroup). Each rank's tensors reach it over its own pipe, never through a file
@@ -20,7 +20,7 @@ from typing import Any, Callable, NamedTuple
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
 from grader.course.cases import Case
-from grader.course.group_suite import GroupInputs, GroupSuite
+from grader.course.distributed import DistributedInputs, DistributedSuite
 from grader.errors import UsageError
 from grader.grading.budget import Budget
 from grader.grading.request import Listener, Run
@@ -30,7 +30,7 @@ from grader.sandbox.box import Program, Sandbox
 from grader.sandbox.machine import open_sandbox
 from grader.sandbox.policy import base_env, module_command
 
-COMM_FRACTION = 0.5  # gloo gives up after this share of the group limit, so survivors report in time
+COMM_FRACTION = 0.5  # gloo gives up after this share of the suite's limit, so survivors report in time
 AFTERMATH = 1.0      # seconds the others get to report once one rank has failed outright
 POLL = 0.05
 RANK_REPLY_BYTES = 16 << 20
@@ -55,21 +55,21 @@ class Rank:
     reader: threading.Thread | None = None
 
 
-class SuiteRun(NamedTuple):
+class DistributedRun(NamedTuple):
     """A distributed suite as one run runs it: the suite, its world size, the reference its inputs are built with,
     and a limit for each of its cases in place of their own (None: each case's, a learner's extra time included)."""
 
-    suite: GroupSuite
+    suite: DistributedSuite
     world: int
     reference: Any = None
     limit: float | None = None
 
 
-def choose_suite(run: Run, suites: dict[str, GroupSuite], reference: Any = None) -> SuiteRun | None:
+def choose_suite(run: Run, suites: dict[str, DistributedSuite], reference: Any = None) -> DistributedRun | None:
     """The distributed suite to run and its world size: the one asked for (`--ranks N`, or the suite's own name,
     such as 07's `--ring N`), else, for a submission, the one exercise.yaml declares; None where none runs.
     A world size none of the suite's cases needs is a usage error, never a run of nothing."""
-    exercise, requested = run.exercise, run.group
+    exercise, requested = run.exercise, run.distributed
     if requested is None:
         if run.mode != "submit" or exercise.distributed is None or not suites:
             return None
@@ -87,10 +87,10 @@ def choose_suite(run: Run, suites: dict[str, GroupSuite], reference: Any = None)
         sizes = sorted({suite.world_of(case) for case in suite.all_cases()})
         raise UsageError(f"--{option} {world}: {exercise.name}'s {suite.option} suite has no case for {world} ranks"
                          + (f" (its cases need {', '.join(map(str, sizes))})" if sizes else ""))
-    return SuiteRun(suite, world, reference)
+    return DistributedRun(suite, world, reference)
 
 
-def run_group_suite(run: Run, listener: Listener, suite_run: SuiteRun, report: Report, budget: Budget | None = None,
+def run_distributed_suite(run: Run, listener: Listener, suite_run: DistributedRun, report: Report, budget: Budget | None = None,
                     stop: threading.Event | None = None) -> None:
     """Run every case of the suite for its world size after the ordinary cases (those of `run.only`, if it names
     some); results go into `report`, each handed to `listener`. With a `budget`, cases are not run once the suite
@@ -122,10 +122,10 @@ def run_group_suite(run: Run, listener: Listener, suite_run: SuiteRun, report: R
         listener.finished(result)
 
 
-def run_case(run: Run, suite_run: SuiteRun, case: Case, use_cuda: bool = False,
+def run_case(run: Run, suite_run: DistributedRun, case: Case, use_cuda: bool = False,
              stop: threading.Event | None = None,
-             on_traffic: Callable[[int | None, GroupInputs], None] | None = None) -> CaseResult:
-    """Start the ranks of one of the suite's cases on `run.file`, wait for all of them within the group limit, kill
+             on_traffic: Callable[[int | None, DistributedInputs], None] | None = None) -> CaseResult:
+    """Start the ranks of one of the suite's cases on `run.file`, wait for all of them within the suite's limit, kill
     them all, judge their replies. `on_traffic` gets the bytes the kernel counted between the ranks (None where it
     cannot count them) and the case's inputs."""
     exercise, suite = run.exercise, suite_run.suite
@@ -154,7 +154,7 @@ def run_case(run: Run, suite_run: SuiteRun, case: Case, use_cuda: bool = False,
     result.stdout, platform_out = _joined(ranks, "stdout")
     result.stderr, platform_err = _joined(ranks, "stderr")
     result.platform_output = platform_out + platform_err
-    from grader.grading.group_verdict import judge
+    from grader.grading.distributed_verdict import judge
 
     judge(ranks, inputs, limit, exercise, result, traffic)
     if on_traffic is not None:
@@ -166,7 +166,7 @@ def run_case(run: Run, suite_run: SuiteRun, case: Case, use_cuda: bool = False,
     return result
 
 
-def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInputs, use_cuda: bool,
+def _start(sandbox: Sandbox, suite: DistributedSuite, learner: Path, inputs: DistributedInputs, use_cuda: bool,
            limit: float) -> list[Rank]:
     inside = sandbox.add_file(learner)
     program = sandbox.add_file(suite.rank_program, PROGRAM)
@@ -203,7 +203,7 @@ def _start(sandbox: Sandbox, suite: GroupSuite, learner: Path, inputs: GroupInpu
     return ranks
 
 
-def _supervise(run: Run, ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: float,
+def _supervise(run: Run, ranks: list[Rank], sandbox: Sandbox, inputs: DistributedInputs, limit: float,
                stop: threading.Event | None = None) -> int | None:
     """Collect replies until all are in, one rank fails outright (then briefly more), or time runs out; the
     loopback's byte count when every rank had joined the group (None before that, or without a loopback).
@@ -251,7 +251,7 @@ def _supervise(run: Run, ranks: list[Rank], sandbox: Sandbox, inputs: GroupInput
         if phase == "torch" and all(rank.state != "starting" for rank in ranks):
             deadline, phase = now + (import_limit + max(1.0, COMM_FRACTION * limit)) * WALL_FACTOR, "import"
         if phase == "import" and all(rank.state not in ("starting", "importing") for rank in ranks):
-            deadline, phase = now + limit * WALL_FACTOR, "group"
+            deadline, phase = now + limit * WALL_FACTOR, "ranks"
             cpu_start, cpu_limit = sandbox.cpu_seconds(), limit * world
             # Every rank has joined (or failed to): the traffic counted from here on is the programs' alone.
             before = sandbox.loopback_bytes()
@@ -289,7 +289,7 @@ def _read(rank: Rank, inbox: queue.Queue, world: int) -> None:
             return  # the reply: nothing more is read from this rank, so nothing more can pile up here
 
 
-def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: GroupInputs) -> None:
+def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: DistributedInputs) -> None:
     from grader.inert import inert
 
     message = {key: inert(value) if isinstance(value, str) else value for key, value in message.items()}
@@ -308,7 +308,7 @@ def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: Grou
         rank.state, rank.reply = "replied", message
 
 
-def _go(rank: Rank, inputs: GroupInputs) -> None:
+def _go(rank: Rank, inputs: DistributedInputs) -> None:
     """The grader's go, with this rank's own tensors: no other rank ever sees them."""
     rank.state = "importing"
     try:
