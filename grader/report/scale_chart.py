@@ -88,7 +88,7 @@ def chart(run: ScaleRun, measure: str, width: int) -> list[Text]:
 
 
 def legend(run: ScaleRun) -> Text:
-    """'Y yours   R reference   N naive (Keeps every chunk's score block alive)'."""
+    """'Y yours   R reference   N naive (the mistake's title)': who each letter and line is."""
     line = Text()
     for series in run.series:
         style = STYLES["naive" if series.design.naive else series.design.key]
