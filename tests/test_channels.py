@@ -132,10 +132,14 @@ def test_ids_are_made_from_the_names_bytes() -> None:
 # ---------------------------------------------------------------- hidden cases: only what the grader chose
 
 
-def test_a_hidden_line_is_a_line_of_the_file_and_a_type_is_from_a_fixed_list() -> None:
-    assert failure.line_named('  File "scale.py", line 8, in scale', lines=14) == " (line 8)"
-    assert failure.line_named('  File "scale.py", line 350, in scale', lines=14) == ""
-    assert failure.line_named('  File "scale.py", line 0, in scale', lines=14) == ""
+def test_a_hidden_line_is_a_line_of_the_exercise_s_functions_and_a_type_is_from_a_fixed_list() -> None:
+    lines = failure.nameable_lines({"scale": (1, 14), "helper": (15, 20)}, ["scale"])
+    assert failure.line_named('  File "scale.py", line 8, in scale', lines) == " (line 8)"
+    assert failure.line_named('  File "scale.py", line 350, in scale', lines) == ""
+    assert failure.line_named('  File "scale.py", line 0, in scale', lines) == ""
+    assert failure.line_named('  File "scale.py", line 17, in helper', lines) == ""  # not the exercise's function
+    # A function too long to name a line of, however the file is padded: no line at all.
+    assert failure.nameable_lines({"scale": (1, failure.MAX_NAMED_FUNCTION + 1)}, ["scale"]) == frozenset()
     assert failure.hidden_exception("KeyError") == "KeyError"
     assert failure.hidden_exception("EOFError") == failure.hidden_exception("LEAK_3x4") == failure.OTHER_EXCEPTION
     assert failure.OTHER_EXCEPTION == "an exception of another type"
@@ -190,6 +194,21 @@ def test_a_hidden_case_says_only_what_the_grader_chose(scale_course, tmp_path, s
         assert message.startswith(expected[name]), message
         assert "350" not in message and "35)" not in message and "SIGUSR1" not in message
     assert all(result.outcome is Outcome.PASSED for result in report.results if not result.hidden)
+
+
+def test_a_file_padded_to_choose_its_line_names_none(scale_course, tmp_path) -> None:
+    """700,000 lines, so that "line N" could be any of them: the raising function is too long to name a line of."""
+    from grader.course.exercise import find_exercise
+    from grader.grading.pipeline import grade
+    from grader.grading.request import Run
+
+    submission = tmp_path / "scale.py"
+    submission.write_text("def scale(x, factor):\n" + "\n" * 699_990 + "    if factor == 5:\n"
+                          "        raise KeyError('a line chosen among 700,000')\n"
+                          "    return sum((x for _ in range(factor)), x - x)\n")
+    report = grade(Run(find_exercise(scale_course, "02"), submission, "submit", "cpu"))
+    hidden = {result.name: result.message for result in report.results if result.hidden}
+    assert hidden["scale-float32"] == "raised KeyError"
 
 
 # ---------------------------------------------------------------- learner text never starts a line of its own

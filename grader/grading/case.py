@@ -150,7 +150,7 @@ class Judge:
         # A memory-audited case is measured from after the learner's first call (grader/grading/warm_up.py); a first
         # call that cost the worker its life is this case's result.
         raw = warm_up(self, case, device, worker) if MEMORY_AUDIT in case.audit else None
-        modified, lines, first_call = [], worker.learner_lines, raw is not None
+        modified, lines, first_call = [], self.nameable(worker), raw is not None
         if raw is None:
             raw, modified = self.call(case, inputs, expected, device, worker)
         return Called(raw, modified, lines, first_call)
@@ -158,6 +158,10 @@ class Judge:
     def judged(self, case: Case, device: str, called: "Called") -> CaseResult:
         """The verdict on a call `called` made, in the grader's own thread."""
         return self._verdict(case, device, called)
+
+    def nameable(self, worker: WorkerClient) -> frozenset[int]:
+        """The lines of the learner's file a hidden case may name: those of the exercise's own functions."""
+        return failure.nameable_lines(worker.learner_functions, self.checker.functions)
 
     def send(self, case: Case, device: str, worker: WorkerClient) -> "Sending":
         """Hand a case without a memory audit to the worker now; `receive` judges it once the case before is judged,
@@ -170,7 +174,7 @@ class Judge:
         except BaseException:
             shared.close()
             raise
-        return Sending(case, device, shared, sent, worker.learner_lines)
+        return Sending(case, device, shared, sent, self.nameable(worker))
 
     def receive(self, sending: "Sending", worker: WorkerClient) -> CaseResult | None:
         """The verdict on a case `send` handed over; None if the worker it went to is gone (run it again)."""
@@ -295,7 +299,7 @@ class Called:
 
     raw: RawResult
     modified: list[int]  # the indices of the inputs it changed
-    lines: int           # how many lines the graded file has, as the grader counted them
+    lines: frozenset[int]  # the lines of the graded file a hidden case may name (failure.nameable_lines)
     first_call: bool     # the warm-up call before a memory-audited case ended it (grader/grading/warm_up.py)
 
 
@@ -307,7 +311,7 @@ class Sending:
     device: str
     shared: shared_inputs.SharedInputs
     sent: Any  # worker_client.Sent, or the RawResult of a task that could not be sent
-    lines: int
+    lines: frozenset[int]
 
     def discard(self) -> None:
         """Give up on it unjudged (the run stopped): its pages are released, its reply is never read."""

@@ -1,10 +1,11 @@
 """How a call that did not return is told: raised, not attempted, out of memory, timed out, crashed, or a file that
 could not be imported. A hidden case says it in the grader's words only: an exception's type from a fixed list, a
-worker's ending by its class, a line only if it is one of the learner's file."""
+worker's ending by its class, a line only if it is one of the exercise's own functions in the learner's file."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from grader.inert import inert
@@ -28,9 +29,9 @@ CRASH_HINTS = {
 }
 
 
-def describe(case: Any, raw: Any, result: Any, lines: int, limit: float, memory_limit_mb: int) -> None:
-    """Fill in `result` for a call that did not return (`raw.kind` is not "returned"); `lines`: how many lines the
-    learner's file has, as the grader counted them; `limit`: the case's CPU seconds."""
+def describe(case: Any, raw: Any, result: Any, lines: frozenset[int], limit: float, memory_limit_mb: int) -> None:
+    """Fill in `result` for a call that did not return (`raw.kind` is not "returned"); `lines`: those a hidden case
+    may name (nameable_lines); `limit`: the case's CPU seconds."""
     reply = raw.reply
     raised = inert(reply.exception) if reply else ""
     exception = hidden_exception(raised) if case.hidden else raised
@@ -41,7 +42,7 @@ def describe(case: Any, raw: Any, result: Any, lines: int, limit: float, memory_
         result.outcome = Outcome.ERROR
         message = inert(reply.message)
         # A hidden case never echoes learner text: an exception message (or a class named for the purpose)
-        # could carry the hidden inputs. A type from a fixed list, and a line that is one of the file's.
+        # could carry the hidden inputs. A type from a fixed list, and a line of one of the exercise's functions.
         result.message = f"raised {exception}" + (line_named(reply.traceback, lines) if case.hidden else
                                                   (f": {message}" if message else ""))
     elif raw.kind == "out-of-memory":
@@ -122,11 +123,29 @@ def hidden_ending(how: str) -> str:
     return HIDDEN_ENDINGS.get(how.split(" ")[0], OTHER_ENDING)
 
 
-def line_named(traceback: str, lines: int) -> str:
-    """' (line 12)': where in the learner's file, from its own trimmed traceback; only a number that is a line
-    of that file as the grader counted it (the code can still choose among them: log2(lines) bits at most)."""
+# The longest function whose lines a hidden case may name: the traceback is the learner's process's own text, so
+# the line is one the code can choose, among at most this many of each function (6 bits).
+MAX_NAMED_FUNCTION = 64
+
+
+def nameable_lines(spans: Mapping[str, tuple[int, int]], functions: Iterable[str]) -> frozenset[int]:
+    """The lines a hidden case may name: those of the exercise's own `functions` (by `spans`, the grader's parse of
+    the file), each at most MAX_NAMED_FUNCTION lines long; a longer one, or one the file does not define where its
+    top level does, has none. Padding the file changes nothing: what the code can choose is log2 of this set's
+    size, 8 bits at most for an exercise of four functions, whatever the file's length."""
+    found: set[int] = set()
+    for name in functions:
+        first, last = spans.get(name, (0, -1))
+        if 0 < last - first + 1 <= MAX_NAMED_FUNCTION:
+            found.update(range(first, last + 1))
+    return frozenset(found)
+
+
+def line_named(traceback: str, lines: Iterable[int]) -> str:
+    """' (line 12)': where in the learner's file, from its own trimmed traceback; only a number among `lines`
+    (nameable_lines), which the code can still choose among."""
     found = re.findall(r'line (\d{1,7}), in', traceback or "")
-    if not found or not 1 <= int(found[-1]) <= lines:
+    if not found or int(found[-1]) not in lines:
         return ""
     return f" (line {int(found[-1])})"
 

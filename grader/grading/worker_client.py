@@ -8,6 +8,7 @@ kernel offers one, else the resident memory of the process tree, watched from he
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import socket
@@ -90,7 +91,8 @@ class WorkerClient:
         self.warmed: set[str] = set()  # functions this worker has made its first call of (grader/grading/warm_up.py)
         self._next_id = 1
         self._in_flight: list[Sent] = []  # tasks sent whose replies are not read yet, in the order sent
-        self.learner_lines = _line_count(learner)  # a hidden case names a line of the file only if it is one
+        # Where each of the file's own functions lies, as the grader parsed it: a hidden case names a line only in one.
+        self.learner_functions = function_spans(learner)
         self.abandoned = threading.Event()  # set from another thread: what is waited on ends now (abandon)
 
     # ------------------------------------------------------------ lifecycle
@@ -372,13 +374,15 @@ class _Message:
     kind: str = "message"
 
 
-def _line_count(path: Path) -> int:
-    """How many lines the file has (a last line without a newline counts); 0 when it cannot be read as graded."""
+def function_spans(path: Path) -> dict[str, tuple[int, int]]:
+    """The first and last line of every function the file defines at its top level, from the grader's own parse of
+    the bytes graded; none where it cannot be read or parsed (a file that does not parse never runs a case)."""
     try:
-        data = read_regular(path)
-    except OSError:
-        return 0
-    return data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
+        tree = ast.parse(read_regular(path))
+    except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    return {node.name: (node.lineno, node.end_lineno or node.lineno) for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 def _problem(error: Exception, when: str = "") -> str:
