@@ -20,6 +20,7 @@ from grader.course.rules.memory import AUDIT
 from grader.course.rules.rule import Call
 from grader.errors import CourseBroken
 from grader.grading import answer_cache, failure
+from grader.grading.course_answers import check_answers
 from grader.grading.warm_up import warm_up
 from grader.grading.worker_client import RawResult, Task, WorkerClient
 from grader.inert import inert
@@ -76,9 +77,11 @@ class Judge:
         ready.wait()
         if key not in _PREPARED:  # the thread that built it failed: build it here, and raise what it raises
             inputs = self._course(self.checker.build_inputs, case.function, case.params)
-            _PREPARED[key] = (inputs, self._course(self.checker.expected, case.function, inputs),
-                              self._course(self.checker.baseline, case.function, inputs, self.reference,
-                                           fallback=self.exercise.solution))
+            expected = self._course(self.checker.expected, case.function, inputs)
+            baseline = self._course(self.checker.baseline, case.function, inputs, self.reference,
+                                    fallback=self.exercise.solution)
+            check_answers(self, case, inputs, expected, baseline)
+            _PREPARED[key] = (inputs, expected, baseline)
         return _PREPARED[key]
 
     def _course(self, method: Callable, *args: Any, fallback: Any = None) -> Any:
@@ -106,6 +109,7 @@ class Judge:
         expected = self._course(self.checker.expected, case.function, inputs)
         baseline = self._course(self.checker.baseline, case.function, inputs, self.reference,
                                 fallback=self.exercise.solution)
+        check_answers(self, case, inputs, expected, baseline)  # before anyone is judged against them
         if cached and time.perf_counter() - started > answer_cache.SLOW_SECONDS:
             answer_cache.store(self.exercise.root, key, expected, baseline)
         return expected, baseline
