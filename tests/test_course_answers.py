@@ -1,9 +1,11 @@
 """The course's answers are checked before they judge anyone: an expected() that returns NaN or Inf (a tensor divided by
 an integer 0), the wrong dtype, count or declared shape makes every entry point say "not graded: the course is
-broken" at the checker's line, never score a learner; and a case may declare an answer that holds NaN."""
+broken" at the checker's line, never score a learner; a case may declare an answer that holds NaN; and an instructor,
+who may read the course, sees a hidden failure's figures where a learner sees the grader's words."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -166,3 +168,33 @@ def test_a_half_precision_baseline_that_holds_nan_is_the_references():
     check_answers(made, case(), None, expected, (torch.ones(2, dtype=torch.float16),))  # a finite one stands
     check_answers(made, case(nonfinite_answer=True), None, (torch.tensor([1.0, float("nan")], dtype=torch.float64),),
                   (torch.tensor([1.0, float("nan")], dtype=torch.float16),))  # NaN where the answer is NaN
+
+
+HIDDEN_OFF = ("def scale(x, factor):\n    out = x\n    for _ in range(factor - 1):\n        out = out + x\n"
+              "    if factor == 5:\n        out = out + out / 100\n    return out\n")
+
+
+def test_hidden_figures_for_whoever_may_read_the_course_alone(scale_course, capsys, tmp_path):
+    off = tmp_path / "scale.py"
+    off.write_text(HIDDEN_OFF)
+    code, out = run_cli(capsys, "submit", "--file", str(off), "--no-record", "--device", "cpu")
+    lines = [line.strip() for line in out]
+    assert code == 1 and "output is wrong: outside the allowed error" in lines, out  # a learner's, exactly as it was
+    code, out = run_cli(capsys, "submit", "--file", str(off), "--no-record", "--device", "cpu", "--verbose")
+    assert code == 1 and any(line.startswith("output is wrong: largest error 0.0") and line.endswith(
+        "at [0] (allowed 0.000402)") for line in (line.strip() for line in out)), out
+    # validate's own verdicts, which the instructor reads in its reference line, carry the figures too.
+    reference = scale_course / "solutions/02-scale/scale.py"
+    reference.write_text(HIDDEN_OFF)
+    code, out = run_cli(capsys, "validate")
+    assert code == 1 and "scale-float32 [cpu]: failed: output is wrong: largest error 0.0" in "\n".join(out), out
+
+
+def test_a_learner_bundle_is_never_readable(scale_course):
+    from grader.course.exercise import find_exercise
+    from grader.course.trust import course_readable
+
+    exercise = find_exercise(scale_course, None)
+    assert course_readable(exercise)
+    assert not course_readable(dataclasses.replace(exercise, precomputed=exercise.examples))
+    assert not course_readable(dataclasses.replace(exercise, solution=exercise.solution.with_name("gone.py")))

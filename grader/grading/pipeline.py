@@ -225,7 +225,8 @@ def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
 
 def _grade(run: Run, listener: Listener, trusted: Trusted, schedule: Schedule, report: Report,
            budget: Budget) -> None:
-    judge = Judge(run.exercise, trusted.checker, run.display, trusted.reference, diagnose=run.diagnose)
+    judge = Judge(run.exercise, trusted.checker, run.display, trusted.reference, diagnose=run.diagnose,
+                  numbers=run.numbers)
     judge.warm_ups = trusted.warm_ups
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     devices = schedule.devices

@@ -105,7 +105,7 @@ def _grade_checks(loaded: Loaded, validation: Validation, progress: Callable[[st
         exercise, [(exercise.solution, exercise.solution), (exercise.starter, exercise.starter)], cases, progress, cache)
     failed = [r for r in reference.results if r.outcome.counts_as_failure]
     if not failed and _cuda():
-        failed = [r for r in grade(Run(exercise, exercise.solution, "submit", "cuda")).results
+        failed = [r for r in grade(Run(exercise, exercise.solution, "submit", "cuda", numbers=True)).results
                   if r.outcome.counts_as_failure]
     add(Check("reference passes every case", not failed, _failures(failed) or f"{len(reference.results)} cases"))
     not_attempted = [r for r in starter.results if r.outcome is not Outcome.NOT_ATTEMPTED]
