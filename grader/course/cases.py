@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from grader.course.rules import AUDITS
 from grader.course.yamlfile import LineDict, line_of, line_of_key, load_yaml, require
-from grader.errors import ConfigError
+from grader.errors import ConfigError, course_path
 
 GENERIC_KEYS = {"name", "function", "about", "time_limit", "repeat", "audit", "points", "visibility", "required",
                 "tolerance", "nonfinite_answer"}
@@ -199,7 +199,8 @@ def load_suites(examples: Path, hidden: list[Path], functions: tuple[str, ...], 
     for case in cases:
         if case.name in seen:
             path, _, line = case.source.rpartition(":")
-            raise ConfigError(f"case name {case.name!r} is also used at {seen[case.name]}", path, int(line))
+            first, _, at = seen[case.name].rpartition(":")
+            raise ConfigError(f"case name {case.name!r} is also used at {course_path(first)}:{at}", path, int(line))
         seen[case.name] = case.source
     return cases
 

@@ -22,10 +22,9 @@ from grader import PACKAGE
 from grader.course.rules.settings import Rules, check_rules, parse_rules
 from grader.course.scale_spec import ScaleSpec, parse_scale
 from grader.course.yamlfile import LineDict, line_of, line_of_key, load_yaml, require
-from grader.errors import ConfigError, UsageError, did_you_mean
+from grader.errors import COURSE_FILE, ConfigError, UsageError, did_you_mean
 from grader.files import SOURCE_LIMIT, kind_of
 
-COURSE_FILE = Path("exercises") / "course.yaml"
 EXERCISE_FILE = "exercise.yaml"
 KNOWN_KEYS = {"name", "title", "stub", "starter", "statement", "checker", "examples", "hidden", "solution",
               "mistakes", "variants", "hints", "time_limit", "memory_limit_mb", "max_score", "rules", "directory",

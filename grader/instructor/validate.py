@@ -12,7 +12,7 @@ from grader.course.blame import course_frame, where
 from grader.course.cases import load_exercise_cases
 from grader.course.checker import load_checker
 from grader.course.exercise import Exercise, check_forbidden
-from grader.errors import GraderError
+from grader.errors import ConfigError, GraderError
 from grader.grading.case import Judge
 from grader.grading.pipeline import grade, load_reference
 from grader.grading.request import Run
@@ -69,23 +69,23 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
         add(Check("learner stub is its starter copy", same, "" if same else
                   f"{exercise.stub.relative_to(exercise.root)} differs from {exercise.starter.relative_to(exercise.root)}"
                   f": grader reset would give learners another file"))
-    try:
-        checker = load_checker(exercise.checker)
-        check_forbidden(exercise)
-        cases = load_exercise_cases(exercise, checker)
-        counts = {suite: sum(case.suite == suite for case in cases) for suite in ("examples", "hidden")}
-        suites = checker.suites()
-        extra = {name: suite.all_cases() for name, suite in suites.items()}
-        add(Check("case files load", True, f"{counts['examples']} examples, {counts['hidden']} hidden"
-                  + "".join(f", {len(found)} in --{name}" for name, found in extra.items())))
-    except GraderError as error:
-        add(Check("case files load", False, str(error)))
-        return validation
+    # An error in the course's files (a key, an operator, a case) is raised, as every command says it: one line,
+    # `error: PATH:LINE: ...`, exit 2.
+    checker = load_checker(exercise.checker)
+    check_forbidden(exercise)
+    cases = load_exercise_cases(exercise, checker)
+    counts = {suite: sum(case.suite == suite for case in cases) for suite in ("examples", "hidden")}
+    suites = checker.suites()
+    extra = {name: suite.all_cases() for name, suite in suites.items()}
+    add(Check("case files load", True, f"{counts['examples']} examples, {counts['hidden']} hidden"
+              + "".join(f", {len(found)} in --{name}" for name, found in extra.items())))
     if not (exercise.solution.is_file() and exercise.starter.is_file()):
         return validation
     try:
         _grade_checks(Loaded(exercise, checker, cases, suites, extra), validation, progress, use_cache)
-    except GraderError as error:  # the reference does not load, or the checker or a rank program raised
+    except ConfigError:  # the reference does not load: an error in the course's files, as everywhere
+        raise
+    except GraderError as error:  # the checker or a rank program raised, or answered what no one can be judged by
         add(Check("the course's own code runs", False, str(error)))
     except Exception as error:  # a distributed suite's own code raised while building a case
         if course_frame(error, exercise.root) is None:
@@ -132,8 +132,8 @@ def _hint_functions_unknown(exercise: Exercise) -> list[str]:
     problems = []
     for path in exercise.hint_files():
         try:
-            hint = read_hint(path)
-        except (OSError, GraderError) as error:
+            hint = read_hint(path)  # a front matter that cannot be read is an error in the course's files: raised
+        except OSError as error:
             problems.append(str(error))
             continue
         problems += [f"{path.name} is about {name}, which {exercise.starter.name} does not define"
