@@ -17,6 +17,7 @@ from grader.grading.case import Judge
 from grader.grading.pipeline import grade, load_reference
 from grader.grading.request import Run
 from grader.instructor import matrix, record, verdicts
+from grader.instructor.coverage import coverage_check
 from grader.instructor.liveness import liveness_checks
 from grader.results import Outcome
 from grader.results.validation import Check, Validation
@@ -220,6 +221,9 @@ def _check_catalogue(loaded: Loaded, validation: Validation, progress: Callable[
     validation.matrix = matrix.build(judge, cases, mistakes, variants, cache, suite[1] if suite else [])
     cache.save()
     validation.checks.extend(liveness_checks(judge, cases, mistakes))  # rules no case fails, entries no mistake calls
+    covered = coverage_check(judge, cases)  # the ranges the statement promises, each held by a case
+    if covered is not None:
+        validation.checks.append(covered)
     distributed = {case.name for case in suite[1]} if suite else set()
     twins = {stem for pair in validation.matrix.indistinguishable() for stem in pair}  # said apart, just above
     unnamed = [row.stem for row in validation.matrix.rows if row.caught_by and not set(row.caught_by) <= distributed
