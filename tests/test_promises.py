@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import REPO, make_course, run_cli
 
 from grader.course.exercise import load_exercise
 from grader.errors import ConfigError
@@ -71,3 +71,24 @@ def test_names_the_checker_does_not_know_are_an_error_of_the_courses_files(scale
     code, out = run_cli(capsys, "validate")
     assert code == 2 and out[-1].startswith(f"error: {EXERCISE_YAML}:{line_of(path, '- about:')}: promises: "
                                             f"ranges: ordinary scores: float16 holds no value of [-1e+300, -1e+200]"), out
+
+
+def test_01_without_its_far_scores_covers_neither_far_side(tmp_path):
+    from grader.course.cases import load_exercise_cases
+    from grader.course.checker import load_checker
+    from grader.course.exercise import find_exercise
+    from grader.grading.case import Judge
+    from grader.grading.pipeline import load_reference
+    from grader.instructor.coverage import coverage_check
+
+    root = make_course(tmp_path / "course", ["01-stable-softmax"], REPO)
+    (root / "exercises/01-stable-softmax/cases/hidden/far-scores.yaml").unlink()
+    exercise = find_exercise(root, None)
+    checker = load_checker(exercise.checker)
+    check = coverage_check(Judge(exercise, checker, "", load_reference(exercise)), load_exercise_cases(exercise, checker))
+    assert not check.ok and check.detail.startswith("no case covers: every score of a slice far below zero"), check
+    for words in ("every score of a slice far below zero, under any finite seed of a running max (-1e4, -5e4) in "
+                  "float16 ([-65504, -10000])", "scores above 1e20 in bfloat16",
+                  "scores near the most negative float64 in float64"):
+        assert words in check.detail, check.detail
+    assert "ordinary scores" not in check.detail  # the cases near zero cover it in every dtype
