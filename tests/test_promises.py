@@ -79,7 +79,7 @@ def test_01_without_its_far_scores_covers_neither_far_side(tmp_path):
     from grader.course.exercise import find_exercise
     from grader.grading.case import Judge
     from grader.grading.pipeline import load_reference
-    from grader.instructor.coverage import coverage_check
+    from grader.instructor.declared import coverage_check
 
     root = make_course(tmp_path / "course", ["01-stable-softmax"], REPO)
     (root / "exercises/01-stable-softmax/cases/hidden/far-scores.yaml").unlink()

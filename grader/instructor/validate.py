@@ -17,8 +17,7 @@ from grader.grading.case import Judge
 from grader.grading.pipeline import grade, load_reference
 from grader.grading.request import Run
 from grader.instructor import matrix, record, verdicts
-from grader.instructor.coverage import coverage_check
-from grader.instructor.liveness import liveness_checks
+from grader.instructor.declared import coverage_check, liveness_checks
 from grader.results import Outcome
 from grader.results.validation import Check, Validation
 
