@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+COURSE_FILE = Path("exercises") / "course.yaml"  # the course file: the folder above it is the course's root
+
 
 class GraderError(Exception):
     """A problem the user can fix: bad arguments, a missing exercise, a malformed case file."""
@@ -19,7 +23,8 @@ class ConfigError(GraderError):
     def __init__(self, message: str, path: object = None, line: int | None = None) -> None:
         where = ""
         if path is not None:
-            where = f"{path}:{line}: " if line else f"{path}: "
+            shown = course_path(path)
+            where = f"{shown}:{line}: " if line else f"{shown}: "
         super().__init__(f"{where}{message}")
         self.message = message
         self.path = path
@@ -38,6 +43,19 @@ class CourseBroken(GraderError):
 
     def __reduce__(self) -> tuple:  # rebuilt from `where` alone in another process (validate's pool)
         return type(self), (self.where,)
+
+
+def course_path(path: object) -> str:
+    """`path` as an instructor names it: from the course's root where it lies in a course (the folder holding
+    exercises/course.yaml), wherever the checkout is; else as given."""
+    try:
+        found = Path(path)  # type: ignore[arg-type]
+        for folder in found.parents if found.is_absolute() else ():
+            if (folder / COURSE_FILE).is_file():
+                return found.relative_to(folder).as_posix()
+    except (OSError, TypeError, ValueError):
+        pass
+    return str(path)
 
 
 def did_you_mean(word: str, choices: list[str]) -> str:

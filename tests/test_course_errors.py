@@ -197,6 +197,46 @@ def test_a_reference_that_does_not_import_is_one_line_naming_its_line(scale_cour
     reference.write_text("import torch\n\nFACTOR = torch.no_such_thing\n" + reference.read_text())
     code, out = run(capsys, "run", "--no-record")
     assert code == 2 and len(out.strip().splitlines()) == 1, out
-    assert "the reference solution could not be loaded: solutions/02-scale/scale.py:3: AttributeError" in out, out
-    code, out = run(capsys, "validate")
-    assert code == 1 and "FAIL the course's own code runs (the reference solution could not be loaded: " in out, out
+    assert out.startswith("error: solutions/02-scale/scale.py:3: the reference solution could not be loaded: "
+                          "AttributeError"), out
+    code, out = run(capsys, "validate")  # an error in the course's files, as every command says it
+    assert code == 2 and out.strip().splitlines()[-1].startswith("error: solutions/02-scale/scale.py:3: the reference "
+                                                                 "solution could not be loaded: AttributeError"), out
+    assert "FAIL" not in out
+
+
+@pytest.mark.parametrize("file, change, said", [
+    (f"{SCALE}/exercise.yaml", ("aten.mul", "aten.mull"),
+     "rules: forbidden: aten.mull is no operator torch dispatches (did you mean aten.mul or aten.mul_?)"),
+    (f"{SCALE}/exercise.yaml", ("[aten.mul]", "[{family: layer_nrom}]"), "rules: forbidden: no family called "
+                                                                        "'layer_nrom'"),
+    (f"{SCALE}/cases/hidden/more.yaml", ("    dtype: float32\n", "    dtpye: float32\n"),
+     "case 'scale-float32': unknown key 'dtpye' for scale"),
+    (f"{SCALE}/exercise.yaml", ("max_score: 10", "max_score: 0"), "max_score must be positive, not 0"),
+])
+def test_an_error_in_the_courses_files_is_one_line_from_the_course_root_exit_2_in_every_command(
+        scale_course, capsys, tmp_path, file, change, said):
+    path = scale_course / file
+    text = path.read_text()
+    assert change[0] in text
+    path.write_text(text.replace(*change, 1))
+    line = next(number for number, written in enumerate(path.read_text().splitlines(), 1)
+                if change[1].strip() in written)
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "alice.py").write_text("def scale(x, factor):\n    return x\n")
+    commands = [("validate",), ("validate", "02"), ("submit", "--no-record"),
+                ("grade", str(tmp_path / "subs"), "--exercise", "02", "--out", str(tmp_path / "book"))]
+    for argv in commands + ([] if "hidden" in file else [("run", "--no-record")]):  # a run reads no hidden case
+        code, out = run(capsys, *argv)
+        errors = [text for text in out.splitlines() if text.startswith("error: ")]
+        assert code == 2 and errors == [f"error: {file}:{line}: {said}" + errors[0].split(said, 1)[1]], (argv, out)
+        assert "FAIL" not in out and str(scale_course) not in out, (argv, out)
+
+
+def test_a_hint_whose_front_matter_cannot_be_read_is_an_error_for_validate_as_for_hint(scale_course, capsys):
+    hint = scale_course / "hints/02-scale/1-add.md"
+    hint.write_text("---\nabout: scale\n---\n" + hint.read_text())
+    for argv in (("validate",), ("hint", "02")):
+        code, out = run(capsys, *argv)
+        assert code == 2 and out.strip().splitlines()[-1].startswith(
+            "error: hints/02-scale/1-add.md:2: front matter: expected 'function: NAME'"), (argv, out)

@@ -92,6 +92,9 @@ class StableSoftmaxChecker(Checker):
         x, dim = inputs.args
         return (torch.softmax(x.to(torch.float64), dim=dim),)
 
+    def output_shapes(self, function: str, inputs: Inputs) -> tuple[tuple[int, ...], ...]:
+        return (tuple(inputs.args[0].shape),)  # the softmax has x's shape
+
 
 # ---------------------------------------------------------------- inputs
 

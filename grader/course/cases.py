@@ -4,9 +4,10 @@ Keys every case may have, whatever the exercise: `name`, `function`, `about`, `t
 seconds), `repeat` (N copies with seeds seed, seed+1, ...), `audit` ([memory]), `points` (default
 1), `visibility` (Gradescope's: visible, hidden, after_due_date, after_published; hidden cases default
 to after_due_date), `required`
-(a failure rejects the submission whatever else passes) and `tolerance` (within the limits of
-grader.course.checker.Tolerance). Every other key is the checker's to define and validate. A file's
-`defaults` apply to each of its cases.
+(a failure rejects the submission whatever else passes), `tolerance` (within the limits of
+grader.course.checker.Tolerance) and `nonfinite_answer` (true: the exact answer may hold NaN or
+Inf). Every other key is the checker's to define and validate. A file's `defaults` apply to each of
+its cases.
 
 An error names the line of the key it is about: the key a ValueError's message starts with or quotes
 (`dtype must be one of ...`, `unknown key 'dtpye'`), and `defaults:` when that key came from the defaults.
@@ -21,10 +22,10 @@ from typing import Any, Callable
 
 from grader.course.rules import AUDITS
 from grader.course.yamlfile import LineDict, line_of, line_of_key, load_yaml, require
-from grader.errors import ConfigError
+from grader.errors import ConfigError, course_path
 
 GENERIC_KEYS = {"name", "function", "about", "time_limit", "repeat", "audit", "points", "visibility", "required",
-                "tolerance"}
+                "tolerance", "nonfinite_answer"}
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 
@@ -44,6 +45,7 @@ class Case:
     visibility: str = "visible"
     required: bool = False
     tolerance: dict[str, float] = field(default_factory=dict, hash=False)
+    nonfinite_answer: bool = False  # the exact answer may hold NaN or Inf: an output must hold the same there
 
     @property
     def hidden(self) -> bool:
@@ -96,7 +98,8 @@ def load_case_file(path: Path, suite: str, functions: tuple[str, ...], validate:
                 raise blame(error) from None
             cases.append(Case(copy_name, suite, function, about, copy_params,
                               generic["time_limit"], f"{path}:{line}", generic["audit"], generic["points"],
-                              generic["visibility"], generic["required"], generic["tolerance"]))
+                              generic["visibility"], generic["required"], generic["tolerance"],
+                              generic["nonfinite_answer"]))
     return cases
 
 
@@ -172,13 +175,17 @@ def _generic(entry: dict, path: Path, check_tolerance: Callable[[dict], Any] | N
     required = entry.get("required", False)
     if not isinstance(required, bool):
         raise ValueError("required must be true or false")
+    nonfinite_answer = entry.get("nonfinite_answer", False)
+    if not isinstance(nonfinite_answer, bool):
+        raise ValueError("nonfinite_answer must be true or false")
     tolerance = entry.get("tolerance", {})
     if tolerance and check_tolerance is not None:
         check_tolerance(tolerance)
     elif tolerance and not isinstance(tolerance, dict):
         raise ValueError("tolerance must be a mapping such as {float32: 2e-4}")
     return {"time_limit": float(time_limit) if time_limit is not None else None, "audit": tuple(audit),
-            "points": float(points), "visibility": visibility, "required": required, "tolerance": dict(tolerance)}
+            "points": float(points), "visibility": visibility, "required": required, "tolerance": dict(tolerance),
+            "nonfinite_answer": nonfinite_answer}
 
 
 def load_suites(examples: Path, hidden: list[Path], functions: tuple[str, ...], validate: Validator,
@@ -192,7 +199,8 @@ def load_suites(examples: Path, hidden: list[Path], functions: tuple[str, ...], 
     for case in cases:
         if case.name in seen:
             path, _, line = case.source.rpartition(":")
-            raise ConfigError(f"case name {case.name!r} is also used at {seen[case.name]}", path, int(line))
+            first, _, at = seen[case.name].rpartition(":")
+            raise ConfigError(f"case name {case.name!r} is also used at {course_path(first)}:{at}", path, int(line))
         seen[case.name] = case.source
     return cases
 

@@ -155,6 +155,11 @@ class Checker:
         result = getattr(reference, function)(*copies)
         return result if isinstance(result, tuple) else (result,)
 
+    def output_shapes(self, function: str, inputs: Inputs) -> tuple[tuple[int, ...], ...] | None:
+        """The shape of each output on these inputs, that `expected` is held to before it judges anyone; None: not
+        declared."""
+        return None
+
     def memory_budget(self, function: str, inputs: Inputs) -> int | None:
         """Bytes a call may hold at once above torch's own, for cases with `audit: [memory]`; None: no such rule."""
         return None

@@ -34,7 +34,7 @@ def encode_examples(exercise: str, checker: Checker, judge: Any, cases: list[Cas
         records.append({
             "name": case.name, "function": case.function, "about": case.about, "time_limit": case.time_limit,
             "audit": list(case.audit), "points": case.points, "visibility": case.visibility,
-            "required": case.required,
+            "required": case.required, "nonfinite_answer": case.nonfinite_answer,
             "inputs": {"args": _tree(inputs.args, tensors), "summary": inputs.summary, "layout": inputs.layout,
                        "dtype": wire.dtype_name(inputs.output_dtype())},
             "input_names": checker.input_names(case.function, inputs),
@@ -140,7 +140,8 @@ def _stored_case(record: dict[str, Any], tensors: list[torch.Tensor], source: st
     time_limit = record["time_limit"]
     case = Case(name, "examples", str(record["function"]), str(record["about"]), {"case": name},
                 None if time_limit is None else float(time_limit), source, tuple(map(str, record["audit"])),
-                float(record["points"]), str(record["visibility"]), bool(record["required"]), changes)
+                float(record["points"]), str(record["visibility"]), bool(record["required"]), changes,
+                bool(record.get("nonfinite_answer", False)))
     stored = record["inputs"]
     inputs = StoredInputs(_untree(stored["args"], tensors), str(stored["summary"]),
                           wire.dtype_from_name(stored["dtype"]), str(stored["layout"]), case=name)

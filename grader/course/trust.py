@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -96,3 +97,12 @@ def course_key(exercise: Exercise) -> str:
     """What decides every verdict of a submission but its file: everything trusted (cases, catalogue, code, the
     grader), but the course file, to which adding an exercise changes no verdict of this one."""
     return digest((path for path in trusted_files(exercise) if path != exercise.root / COURSE_FILE), exercise)
+
+
+def course_readable(exercise: Exercise) -> bool:
+    """Whether whoever runs this process may read what a hidden case hides: the reference solution and every hidden
+    case file are there and readable by the real user (a checkout of the course; not a learner bundle, nor a course
+    kept from its reader). The figures a hidden failure would then say tell that reader nothing new."""
+    if exercise.precomputed is not None:
+        return False
+    return all(path.is_file() and os.access(path, os.R_OK) for path in [exercise.solution, *exercise.hidden_files()])

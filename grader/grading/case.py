@@ -20,6 +20,7 @@ from grader.course.rules.memory import AUDIT
 from grader.course.rules.rule import Call
 from grader.errors import CourseBroken
 from grader.grading import answer_cache, failure
+from grader.grading.course_answers import check_answers
 from grader.grading.warm_up import warm_up
 from grader.grading.worker_client import RawResult, Task, WorkerClient
 from grader.inert import inert
@@ -43,9 +44,10 @@ class Judge:
     """Builds each case's inputs and expected values in this process and judges the worker's replies."""
 
     def __init__(self, exercise: Exercise, checker: Checker, learner_name: str, reference: ModuleType | None,
-                 diagnose: bool = True) -> None:
+                 diagnose: bool = True, numbers: bool = False) -> None:
         self.exercise = exercise
         self.diagnose = diagnose  # name the catalogued mistake that explains a failure
+        self.numbers = numbers  # a hidden failure says its figures: whoever reads it may read the course (Run.numbers)
         self.checker = checker
         self.learner_name = learner_name
         self.reference = reference
@@ -76,9 +78,11 @@ class Judge:
         ready.wait()
         if key not in _PREPARED:  # the thread that built it failed: build it here, and raise what it raises
             inputs = self._course(self.checker.build_inputs, case.function, case.params)
-            _PREPARED[key] = (inputs, self._course(self.checker.expected, case.function, inputs),
-                              self._course(self.checker.baseline, case.function, inputs, self.reference,
-                                           fallback=self.exercise.solution))
+            expected = self._course(self.checker.expected, case.function, inputs)
+            baseline = self._course(self.checker.baseline, case.function, inputs, self.reference,
+                                    fallback=self.exercise.solution)
+            check_answers(self, case, inputs, expected, baseline)
+            _PREPARED[key] = (inputs, expected, baseline)
         return _PREPARED[key]
 
     def _course(self, method: Callable, *args: Any, fallback: Any = None) -> Any:
@@ -106,6 +110,7 @@ class Judge:
         expected = self._course(self.checker.expected, case.function, inputs)
         baseline = self._course(self.checker.baseline, case.function, inputs, self.reference,
                                 fallback=self.exercise.solution)
+        check_answers(self, case, inputs, expected, baseline)  # before anyone is judged against them
         if cached and time.perf_counter() - started > answer_cache.SLOW_SECONDS:
             answer_cache.store(self.exercise.root, key, expected, baseline)
         return expected, baseline
@@ -269,8 +274,8 @@ class Judge:
                 return
             violation = next((found for rule in RULES if (found := rule.judge(call))), None)
             if violation:
-                result.message = violation.hidden_message if case.hidden and violation.hidden_message else \
-                    violation.message
+                result.message = violation.hidden_message if self._hides(case) and violation.hidden_message else \
+                    inert(violation.message)
                 result.extra["violates"] = violation.kind
                 # What broke it, in the grader's own terms (operator names it listed, input indices), so that the
                 # diagnosis names the mistake that broke it the same way.
@@ -282,11 +287,16 @@ class Judge:
                                               self.tolerance(case))
             result.outcome = Outcome.PASSED if verdict.passed else Outcome.FAILED
             # A hidden case's message is in the grader's words only: shapes, numbers or positions the learner's
-            # code chose could carry the hidden inputs out.
-            result.message = verdict.hidden_message if case.hidden and not verdict.passed else inert(verdict.message)
-            result.details = [] if case.hidden else [inert(line) for line in verdict.details]
+            # code chose could carry the hidden inputs out. Whoever may read the course sees them (Run.numbers).
+            result.message = verdict.hidden_message if self._hides(case) and not verdict.passed else \
+                inert(verdict.message)
+            result.details = [] if self._hides(case) else [inert(line) for line in verdict.details]
             return
         failure.describe(case, raw, result, called.lines, self._limit(case), self.exercise.memory_limit_mb)
+
+    def _hides(self, case: Case) -> bool:
+        """Whether `case`'s verdict is said in the grader's words alone: a hidden case, read by a learner."""
+        return case.hidden and not self.numbers
 
     def load_error(self, loaded: RawResult) -> str:
         """One clear message for a file that could not be imported, naming file, line and text."""

@@ -27,7 +27,7 @@ import grader.grading
 from grader.course import trust
 from grader.course.cases import Case, load_exercise_cases
 from grader.course.checker import Checker, load_checker
-from grader.course.blame import where
+from grader.course.blame import course_frame, where
 from grader.course.exercise import Exercise, check_exists, check_forbidden
 from grader.errors import ConfigError, CourseBroken, UsageError
 from grader.grading.budget import Budget
@@ -225,7 +225,8 @@ def _expected(cases: list[Case], devices: list[str]) -> list[tuple[Case, str]]:
 
 def _grade(run: Run, listener: Listener, trusted: Trusted, schedule: Schedule, report: Report,
            budget: Budget) -> None:
-    judge = Judge(run.exercise, trusted.checker, run.display, trusted.reference, diagnose=run.diagnose)
+    judge = Judge(run.exercise, trusted.checker, run.display, trusted.reference, diagnose=run.diagnose,
+                  numbers=run.numbers)
     judge.warm_ups = trusted.warm_ups
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     devices = schedule.devices
@@ -280,7 +281,11 @@ def load_reference(exercise: Exercise) -> ModuleType:
         try:
             spec.loader.exec_module(module)
         except Exception as error:  # noqa: BLE001  (instructor code: one line naming where it broke)
-            raise ConfigError(f"the reference solution could not be loaded: {where(error, exercise.root, path)}"
-                              ) from None
+            found = course_frame(error, exercise.root)
+            if found is not None and found[0].resolve() == path:  # its own line: error: PATH:LINE: ...
+                raise ConfigError(f"the reference solution could not be loaded: "
+                                  f"{where(error, exercise.root).split(': ', 1)[1]}", path, found[1]) from None
+            raise ConfigError(f"the reference solution could not be loaded: {where(error, exercise.root, path)}",
+                              path) from None
         _references[path] = module
     return _references[path]

@@ -68,6 +68,9 @@ class Run:
     # Grade only where learner code is kept from the course and the results (a cohort, an autograder), never on a
     # machine where it would run as the grader's own user with nothing to hold it.
     confined: bool = False
+    # A hidden failure says its figures (largest error, where, the bound), as an example's does: only where whoever
+    # reads the report may read the course itself (validate, an instructor's submit --verbose: course_readable).
+    numbers: bool = False
 
     def __post_init__(self) -> None:
         learner = learner_file(self.file or self.exercise.stub)

@@ -12,11 +12,12 @@ from grader.course.blame import course_frame, where
 from grader.course.cases import load_exercise_cases
 from grader.course.checker import load_checker
 from grader.course.exercise import Exercise, check_forbidden
-from grader.errors import GraderError
+from grader.errors import ConfigError, GraderError
 from grader.grading.case import Judge
 from grader.grading.pipeline import grade, load_reference
 from grader.grading.request import Run
 from grader.instructor import matrix, record, verdicts
+from grader.instructor.declared import coverage_check, liveness_checks
 from grader.results import Outcome
 from grader.results.validation import Check, Validation
 
@@ -69,23 +70,23 @@ def _validate(exercise: Exercise, progress: Callable[[str], None], use_cache: bo
         add(Check("learner stub is its starter copy", same, "" if same else
                   f"{exercise.stub.relative_to(exercise.root)} differs from {exercise.starter.relative_to(exercise.root)}"
                   f": grader reset would give learners another file"))
-    try:
-        checker = load_checker(exercise.checker)
-        check_forbidden(exercise)
-        cases = load_exercise_cases(exercise, checker)
-        counts = {suite: sum(case.suite == suite for case in cases) for suite in ("examples", "hidden")}
-        suites = checker.suites()
-        extra = {name: suite.all_cases() for name, suite in suites.items()}
-        add(Check("case files load", True, f"{counts['examples']} examples, {counts['hidden']} hidden"
-                  + "".join(f", {len(found)} in --{name}" for name, found in extra.items())))
-    except GraderError as error:
-        add(Check("case files load", False, str(error)))
-        return validation
+    # An error in the course's files (a key, an operator, a case) is raised, as every command says it: one line,
+    # `error: PATH:LINE: ...`, exit 2.
+    checker = load_checker(exercise.checker)
+    check_forbidden(exercise)
+    cases = load_exercise_cases(exercise, checker)
+    counts = {suite: sum(case.suite == suite for case in cases) for suite in ("examples", "hidden")}
+    suites = checker.suites()
+    extra = {name: suite.all_cases() for name, suite in suites.items()}
+    add(Check("case files load", True, f"{counts['examples']} examples, {counts['hidden']} hidden"
+              + "".join(f", {len(found)} in --{name}" for name, found in extra.items())))
     if not (exercise.solution.is_file() and exercise.starter.is_file()):
         return validation
     try:
         _grade_checks(Loaded(exercise, checker, cases, suites, extra), validation, progress, use_cache)
-    except GraderError as error:  # the reference does not load, or the checker or a rank program raised
+    except ConfigError:  # the reference does not load: an error in the course's files, as everywhere
+        raise
+    except GraderError as error:  # the checker or a rank program raised, or answered what no one can be judged by
         add(Check("the course's own code runs", False, str(error)))
     except Exception as error:  # a distributed suite's own code raised while building a case
         if course_frame(error, exercise.root) is None:
@@ -105,7 +106,7 @@ def _grade_checks(loaded: Loaded, validation: Validation, progress: Callable[[st
         exercise, [(exercise.solution, exercise.solution), (exercise.starter, exercise.starter)], cases, progress, cache)
     failed = [r for r in reference.results if r.outcome.counts_as_failure]
     if not failed and _cuda():
-        failed = [r for r in grade(Run(exercise, exercise.solution, "submit", "cuda")).results
+        failed = [r for r in grade(Run(exercise, exercise.solution, "submit", "cuda", numbers=True)).results
                   if r.outcome.counts_as_failure]
     add(Check("reference passes every case", not failed, _failures(failed) or f"{len(reference.results)} cases"))
     not_attempted = [r for r in starter.results if r.outcome is not Outcome.NOT_ATTEMPTED]
@@ -132,8 +133,8 @@ def _hint_functions_unknown(exercise: Exercise) -> list[str]:
     problems = []
     for path in exercise.hint_files():
         try:
-            hint = read_hint(path)
-        except (OSError, GraderError) as error:
+            hint = read_hint(path)  # a front matter that cannot be read is an error in the course's files: raised
+        except OSError as error:
             problems.append(str(error))
             continue
         problems += [f"{path.name} is about {name}, which {exercise.starter.name} does not define"
@@ -215,9 +216,13 @@ def _check_catalogue(loaded: Loaded, validation: Validation, progress: Callable[
     add(Check("every correct variant passes every case", not rejected,
               "; ".join(rejected) or f"{len(variants)} variants"))
     progress("working out what the diagnosis names on each case ...")
-    validation.matrix = matrix.build(Judge(exercise, checker, "", load_reference(exercise)), cases, mistakes,
-                                     variants, cache, suite[1] if suite else [])
+    judge = Judge(exercise, checker, "", load_reference(exercise))
+    validation.matrix = matrix.build(judge, cases, mistakes, variants, cache, suite[1] if suite else [])
     cache.save()
+    validation.checks.extend(liveness_checks(judge, cases, mistakes))  # rules no case fails, entries no mistake calls
+    covered = coverage_check(judge, cases)  # the ranges the statement promises, each held by a case
+    if covered is not None:
+        validation.checks.append(covered)
     distributed = {case.name for case in suite[1]} if suite else set()
     twins = {stem for pair in validation.matrix.indistinguishable() for stem in pair}  # said apart, just above
     unnamed = [row.stem for row in validation.matrix.rows if row.caught_by and not set(row.caught_by) <= distributed

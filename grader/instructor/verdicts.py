@@ -241,7 +241,8 @@ def _keep(item: Graded, text: str, missing: set[str], results: list[CaseResult],
 
 def _grade_file(exercise: Exercise, path: Path, only: set[str]) -> list[CaseResult]:
     # What each failure would be diagnosed as is worked out by the matrix, against the catalogue as it is now.
-    report = grade(Run(exercise, path, "submit", "cpu", only=only, diagnose=False))
+    # An instructor reads validate: a hidden case's failure says its figures, as an example's does.
+    report = grade(Run(exercise, path, "submit", "cpu", only=only, diagnose=False, numbers=True))
     if report.not_graded:  # the course's own code raised, or this machine could not grade: no verdict is one
         raise GraderError(report.not_graded)
     return report.results

@@ -41,6 +41,7 @@ class Request:
     pattern: str | None = None    # `run -k PATTERN`: only the examples it matches
     json: Path | None = None      # `--json PATH`: a results file written there too
     record: bool = True           # kept in the learner's .grader/ (`--no-record`: not)
+    numbers: bool = False         # hidden failures say their figures (`--verbose` where the course is readable)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, mode: str, exercise: Exercise) -> Request:
@@ -48,8 +49,11 @@ class Request:
         distributed = next((SuiteAsked(option, ranks) for option in ("ranks", "ring")
                       if (ranks := getattr(args, option, None)) is not None), None)
         limits = Limits(args.time_limit, args.memory_limit_mb, args.time_budget)
+        from grader.course.trust import course_readable
+
+        numbers = bool(getattr(args, "verbose", False)) and course_readable(exercise)
         return cls(exercise, mode, args.file, args.device, limits, distributed, getattr(args, "pattern", None), args.json,
-                   not args.no_record)
+                   not args.no_record, numbers)
 
 
 class View(Listener, Protocol):
@@ -104,7 +108,8 @@ def _graded(request: Request, file: Path, view: View) -> Graded:
 
     only = select(exercise, request.pattern, request.distributed) if request.pattern else None  # run -k
     with view.live():  # a progress bar on a terminal, gone before the summary
-        report = grade(Run(request.limits.on(exercise), file, mode, request.device, request.distributed, only), view)
+        report = grade(Run(request.limits.on(exercise), file, mode, request.device, request.distributed, only,
+                           numbers=request.numbers), view)
     if only is not None:
         report.selection = request.pattern
         report.notes.append(f"Only the examples matching -k {request.pattern!r} ran ({len(only)}).")

@@ -35,6 +35,12 @@ class Forbidden(Rule):
     def asks(self, call: Call) -> dict[str, Any]:
         return {"forbidden": sorted(observed(call.rules.forbidden))}
 
+    def declared(self, rules: Any, checker: Any, cases: list[Any]) -> bool:
+        return bool(rules.forbidden)
+
+    def can_fail(self, call: Call) -> bool:
+        return True  # every call is watched for the operators the rule names
+
     def judge(self, call: Call) -> Violation | None:
         entries = call.rules.forbidden
         seen = [name for name in call.observations.get("forbidden_seen", []) if name in observed(entries)]

@@ -7,6 +7,7 @@ after the call; the worker also reports which input tensors torch counted a writ
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from grader.channel.replies import INPUT
 from grader.course.rules.rule import Call, Rule, Violation
@@ -25,6 +26,12 @@ class InputsUnchanged(Rule):
         if not isinstance(value, bool):
             raise ConfigError("rules: inputs_unchanged must be true or false", path, line)
         return value
+
+    def declared(self, rules: Any, checker: Any, cases: list[Any]) -> bool:
+        return bool(rules.inputs_unchanged)
+
+    def can_fail(self, call: Call) -> bool:
+        return bool(call.names)  # a case with an input tensor, whose pages are read back
 
     def judge(self, call: Call) -> Violation | None:
         if not call.rules.inputs_unchanged:

@@ -30,6 +30,15 @@ class Memory(Rule):
     def asks(self, call: Call) -> dict[str, Any]:
         return {"key_length": call.checker.span(call.case.function, call.inputs)}
 
+    def declared(self, rules: Any, checker: Any, cases: list[Any]) -> bool:
+        from grader.course.checker import Checker
+
+        # The checker gives a budget (it overrides memory_budget), or a case asks for the audit.
+        return type(checker).memory_budget is not Checker.memory_budget or any(AUDIT in case.audit for case in cases)
+
+    def can_fail(self, call: Call) -> bool:
+        return AUDIT in call.case.audit and call.checker.memory_budget(call.case.function, call.inputs) is not None
+
     def unjudged(self, call: Call) -> str:
         if AUDIT in call.case.audit and call.peak is None:
             return ("not judged here: nothing on this machine counts all of your code's memory (no cgroup, "

@@ -103,5 +103,14 @@ class Rule:
         """The violation of the rule by a call that returned, or None."""
         return None
 
+    def declared(self, rules: Any, checker: Any, cases: list[Any]) -> bool:
+        """Whether the exercise asks for the rule (its setting, its checker's budget, a case's audit): validate then
+        warns unless some case can fail it."""
+        return False
+
+    def can_fail(self, call: Call) -> bool:
+        """Whether the rule judges this case's call, so that a call could fail it (checked by validate)."""
+        return False
+
     def judge_distributed(self, group: DistributedCall, result: CaseResult) -> None:
         """Fill in `result` where a distributed case whose outputs all passed breaks the rule, or cannot be judged."""

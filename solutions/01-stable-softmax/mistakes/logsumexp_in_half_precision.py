@@ -2,8 +2,8 @@
 
 TITLE = "Takes the log-sum-exp in half precision"
 RATIONALE = (
-    "exp(x - logsumexp(x)) is a correct, overflow-safe softmax, and in float32 or float64 it "
-    "passes. But logsumexp returns a number about as large as the biggest score, and bfloat16 "
+    "exp(x - logsumexp(x)) is an overflow-safe softmax, and in float32 or float64 it passes on "
+    "scores of moderate size. But logsumexp returns a number about as large as the biggest score, and bfloat16 "
     "or float16 round it to 3 or 4 significant digits: near 100 a bfloat16 number is 0.5 away "
     "from the next. That rounding error lands inside every exponent, so every output is off by "
     "the same factor, and the slices no longer add up to 1."
