@@ -135,6 +135,9 @@ def cmd_watch(args: argparse.Namespace, console: Console) -> int:
     exercise = exercise_from_args(args)
     args.exercise = exercise.name  # the same exercise all along, whatever a submission elsewhere accepts
     file = learner_file(args.file or exercise.stub)
+    from grader.learner.submit import Request, answer_at_once
+
+    answer_at_once(Request.from_args(args, "run", exercise))  # a typo is said at once, not on every save
     shown = str(args.file) if args.file else str(exercise.stub.relative_to(exercise.root))
 
     runs = 0
