@@ -260,3 +260,28 @@ def test_the_readme_leaves_grader_usable_in_a_new_login_shell(tmp_path) -> None:
                           cwd=course, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Ring attention" in done.stdout.splitlines()[0] + done.stdout.splitlines()[1]
+
+
+def test_a_grader_execd_after_an_install_counts_its_time_from_its_own_start(tmp_path) -> None:
+    """`bash -c 'pip install ... && grader run'` execs the grader in the shell's process, which began with the
+    install: the duration a report shows starts where the grader's own process began to load, not there."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pytest
+
+    if not shutil.which("bash"):
+        pytest.skip("no bash here")
+    repo = Path(__file__).resolve().parent.parent
+    probe = ("import time; from grader.cli.common import RAN_OTHERS, process_started; "
+             "print(RAN_OTHERS, round(time.monotonic() - process_started(), 2))")
+    install = f"{sys.executable} -c 'sum(range(10**7))' && sleep 2"  # CPU time waited for, then a pause
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    for before, ran_others in ((f"{install} && ", "True"), ("", "False")):
+        done = subprocess.run(["bash", "-c", f"{before}exec {sys.executable} -c {probe!r}"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+        said, seconds = done.stdout.split()
+        assert said == ran_others and float(seconds) < 1.5, done.stdout + done.stderr
