@@ -8,6 +8,8 @@ what it shows is worked out here, as plain data.
 
 from __future__ import annotations
 
+import statistics
+from collections import Counter
 from dataclasses import dataclass
 
 from grader.inert import cut
@@ -104,6 +106,7 @@ class Submission:
     failing: list[tuple[str, str]]  # (case, its output cut) of the first SHOWN_FAILURES
     failed: int
     more: int                       # failing cases not shown
+    outcomes: str = ""              # the failing cases by outcome: "137 crashed", "12 failed, 3 timed out"
 
 
 def render_html(summary: Summary, entries: list[Entry], similarity: Similarity | None = None,
@@ -171,4 +174,6 @@ def _submission(entry: Entry, alike: dict[str, str]) -> Submission:
     return Submission(anchor(entry.id), feedback_link(entry.id), entry.id, entry.name, score, entry.status,
                       entry.diagnosis, alike.get(entry.id, ""), graded, entry.reason,
                       [(test.name, cut(test.output, OUTPUT_CHARS)) for test in failing[:SHOWN_FAILURES]],
-                      len(failing), max(len(failing) - SHOWN_FAILURES, 0))
+                      len(failing), max(len(failing) - SHOWN_FAILURES, 0),
+                      ", ".join(f"{count} {outcome}" for outcome, count in Counter(
+                          test.outcome for test in failing).most_common()))

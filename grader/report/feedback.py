@@ -17,6 +17,7 @@ from urllib.parse import quote
 from grader.files import write_atomic
 from grader.inert import cut, inert
 from grader.report.html_page import render
+from grader.results import verdict_text
 from grader.results.cohort import NOT_GRADED, Entry, Test, suites
 
 NAMES_SHOWN = 8     # cases named under one mistake before "and N more"
@@ -105,7 +106,7 @@ def _mistakes(failing: list[Test]) -> list[Block]:
 def _case(test: Test) -> list[Block]:
     where = f"{test.function}, hidden" if test.hidden else test.function
     blocks = [Block("h3", f"{test.name} ({where})" if where else test.name),
-              Block("field", test.outcome + (f": {test.message}" if test.message else ""), "Verdict")]
+              Block("field", verdict_text(test.outcome, test.message), "Verdict")]
     if not test.hidden:  # a hidden case's checks, inputs and traceback are never shown (see above)
         lines = test.output.split("\n")[1:]
         if lines and lines[-1].startswith(MISTAKE_LINE):

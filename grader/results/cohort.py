@@ -16,7 +16,9 @@ from grader.results.typed import Mismatch
 
 RESULTS = "results"
 NOT_GRADED = "not graded"
-STATUSES = ("passed", "failed", "error", NOT_GRADED)  # in the order they are counted and shown
+CRASHED = "crashed"  # a failed submission whose failures are mostly crashes (a segfault): named so, with the reason
+FILE_STATUSES = ("passed", "failed", "error", NOT_GRADED)  # what a results file may say
+STATUSES = ("passed", "failed", CRASHED, "error", NOT_GRADED)  # in the order they are counted and shown
 SUITE_ORDER = ("examples", "hidden")  # first, in this order; any other suite (a distributed suite) after, by name
 TOP = 10  # cases and mistakes listed in the summary
 EXTRA_TIME = "extra_time"  # the settings' key of a learner's extra time, present only when it is not 1
@@ -121,11 +123,13 @@ def read_entry(path: Path) -> Entry:
         run, about = results.extra_data, results.extra_data.submission
         if about is None or run.exercise is None:
             raise Mismatch("missing", ("extra_data", "submission" if about is None else "exercise"))
-        if run.status not in STATUSES:
+        if run.status not in FILE_STATUSES:
             raise ValueError(f"unknown status {run.status!r}")
-        return Entry(about.id, about.name, run.exercise, run.status, float(results.score),
-                     float(run.max_score) if run.max_score is not None else None, about.reason, dict(about.settings),
-                     [_test(test) for test in results.tests], about.submitted_at, about.sha256,
+        tests = [_test(test) for test in results.tests]
+        status, reason = verdict(run.status, tests, about.reason)
+        return Entry(about.id, about.name, run.exercise, status, float(results.score),
+                     float(run.max_score) if run.max_score is not None else None, reason, dict(about.settings),
+                     tests, about.submitted_at, about.sha256,
                      tuple(about.fingerprints) if about.fingerprints is not None else None, about.key,
                      bool(about.fingerprints_cut))
     except file.NewerFormat as error:
@@ -133,6 +137,22 @@ def read_entry(path: Path) -> Entry:
     except (OSError, ValueError) as error:
         detail = error.strerror if isinstance(error, OSError) else f"{type(error).__name__}: {error}"
         raise ValueError(f"{path}: not a results file of `grader grade` ({inert(str(detail))})") from None
+
+
+def verdict(status: str, tests: list[Test], reason: str = "") -> tuple[str, str]:
+    """A submission's status and reason as the gradebook shows them: a failed one whose failing cases crashed more
+    often than not is 'crashed', its reason how many crashed and the first one's message."""
+    failing = [test for test in tests if test.ran and not test.passed and test.outcome != "not attempted"]
+    crashed = [test for test in failing if test.outcome == CRASHED]
+    if status != "failed" or 2 * len(crashed) <= len(failing):
+        return status, reason
+    said = crashed[0].message.removeprefix(f"{CRASHED}: ")
+    return CRASHED, f"{len(crashed)} of {len(tests)} cases crashed" + (f": {said}" if said else "")
+
+
+def verdict_of(results: file.ResultsFile) -> str:
+    """The status a results file's submission is shown with (verdict())."""
+    return verdict(results.extra_data.status, [_test(test) for test in results.tests])[0]
 
 
 def _test(test: file.TestRecord) -> Test:
