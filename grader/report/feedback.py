@@ -189,16 +189,18 @@ LEARNERS = "learners"  # feedback/learners/ID.md: a roster's learner's own copy,
 
 def write_learner_feedback(out: Path, rows: list[Any], written: dict[str, list[Block]]) -> None:
     """feedback/learners/ID.md and .html for every roster learner with an entry (grader/results/learners.py Row):
-    their entry's feedback (`written`, by entry id, as write_feedback made it), headed by the score that counts
-    for them where an adjustment changed it (a late penalty, an override) and what the adjustments were."""
+    their entry's feedback (`written`, by entry id, as write_feedback made it) with one score, the one that counts
+    for them, and the adjustments as they may read them (an override's reason only where the roster shows it)."""
     for row in rows:
         if row.learner is None or row.entry is None:
             continue
         blocks = list(written[row.entry.id])
-        if row.notes and row.score is not None and row.score != row.graded:
+        if row.shared and row.score is not None and row.entry.status != NOT_GRADED:
             of = f" of {row.entry.max_score:g}" if row.entry.max_score else ""
-            blocks[1:1] = [Block("field", f"{row.score:.4g}{of}", "Score in the gradebook"),
-                           Block("field", "; ".join(row.notes), "Adjusted")]
+            graded = [f"graded {row.graded:.4g}{of}"] if row.graded is not None and row.score != row.graded else []
+            at = next(index for index, block in enumerate(blocks) if block.label == "Score")
+            blocks[at:at + 1] = [Block("field", f"{row.score:.4g}{of} ({row.entry.status})", "Score"),
+                                 Block("field", "; ".join(graded + row.shared), "Adjusted")]
         name = file_name(row.learner.id)
         _write(out / FEEDBACK / LEARNERS / f"{name}.md", to_markdown(blocks))
         _write(out / FEEDBACK / LEARNERS / f"{name}.html", to_html(blocks))

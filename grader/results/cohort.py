@@ -90,6 +90,24 @@ class Entry:
         return next(index for index, test in enumerate(self.tests) if test.diagnosis == title)
 
 
+@dataclass(frozen=True)
+class Counted:
+    """A roster's scores that count (after late penalties and overrides; a learner who handed nothing in counts
+    0), one per learner whose score is known, and what they are made of."""
+
+    scores: list[float]
+    learners: int
+    missing: int     # handed nothing in: among the scores, as 0
+    unknown: int     # not graded yet: not among them
+    adjusted: int    # a late penalty or an override changed their score
+
+    def words(self) -> str:
+        """'13 learners: 1 missing (0), 2 adjusted'; what the scores are of."""
+        parts = [f"{self.missing} missing (0)"] * bool(self.missing) + [f"{self.adjusted} adjusted"] * bool(
+            self.adjusted) + [f"{self.unknown} not graded yet, left out"] * bool(self.unknown)
+        return f"{self.learners} learner{'s' * (self.learners != 1)}" + (f": {', '.join(parts)}" if parts else "")
+
+
 @dataclass
 class Summary:
     """What the cohort's results say, for the terminal and the page."""
@@ -102,6 +120,7 @@ class Summary:
     cases: list[tuple[str, int, int]]  # name, passed, ran: every case in case order
     mistakes: list[tuple[str, int]]    # title, submissions it was named for: most frequent first
     left_out: int                      # graded submissions whose file did not import: not in the case rates
+    counted: Counted | None = None     # with a roster: the scores that count, which the headline shows
 
     @property
     def mean(self) -> float | None:
@@ -110,6 +129,11 @@ class Summary:
     @property
     def median(self) -> float | None:
         return statistics.median(self.scores) if self.scores else None
+
+    @property
+    def headline(self) -> list[float]:
+        """The scores a headline (mean, median, histogram) is of: those that count, where a roster says them."""
+        return self.counted.scores if self.counted is not None else self.scores
 
     def most_failed(self, limit: int = TOP) -> list[tuple[str, int, int]]:
         failing = [(name, ran - passed, ran) for name, passed, ran in self.cases if ran > passed]
