@@ -17,6 +17,12 @@ class UsageError(GraderError):
     """The command line asks for something that does not exist or does not fit together."""
 
 
+class LearnerSyntaxError(GraderError):
+    """The learner's file is not Python, found before anything ran: a failure of theirs, not a usage error."""
+
+    exit_code = 1
+
+
 class ConfigError(GraderError):
     """A course, exercise or case file is missing or malformed."""
 
@@ -59,11 +65,44 @@ def course_path(path: object) -> str:
 
 
 def did_you_mean(word: str, choices: list[str]) -> str:
-    """' (did you mean X?)' for the closest of `choices` to a mistyped `word`, else ''."""
+    """' (did you mean X?)' for the choice a mistyped `word` most likely meant, else ''.
+
+    By number first (`6` for `06-tensor-parallel-matmul`), then by a part of a name (`ring` for
+    `07-ring-attention`, `merge-new-chunk` for `merge-new-chunk-has-larger-max`), then by spelling."""
+    close = _by_number(word, choices) or _by_part(word, choices) or _by_spelling(word, choices)
+    return f" (did you mean {close}?)" if close else ""
+
+
+def _by_number(word: str, choices: list[str]) -> str:
+    """The choice whose leading number is `word`'s (`6`, `006`: `06-...`); '' for a word that is no number."""
+    if not word.isdigit():
+        return ""
+    for choice in choices:
+        digits = choice[:len(choice) - len(choice.lstrip("0123456789"))]
+        if digits and int(digits) == int(word):
+            return choice
+    return ""
+
+
+def _by_part(word: str, choices: list[str]) -> str:
+    """The first choice with `word` as one of its words, else as its start, else anywhere in it (3 letters or more)."""
+    wanted = word.lower()
+    if len(wanted) < 2:
+        return ""
+    lowered = [(choice, choice.lower()) for choice in choices]
+    for found in ([choice for choice, low in lowered if wanted in low.replace("_", "-").split("-")],
+                  [choice for choice, low in lowered if low.startswith(wanted)],
+                  [choice for choice, low in lowered if len(wanted) >= 3 and wanted in low]):
+        if found:
+            return found[0]
+    return ""
+
+
+def _by_spelling(word: str, choices: list[str]) -> str:
     import difflib
 
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if not close:  # `ring-atention` against `07-ring-attention`: compare without the number too
         bare = {choice.split("-", 1)[-1]: choice for choice in choices if "-" in choice}
         close = [bare[found] for found in difflib.get_close_matches(word, list(bare), n=1, cutoff=0.6)]
-    return f" (did you mean {close[0]}?)" if close else ""
+    return close[0] if close else ""

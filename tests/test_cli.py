@@ -149,13 +149,18 @@ def test_a_file_that_is_not_a_python_module_is_a_usage_error(course, capsys, com
     assert not (course / ".grader").exists()  # stopped before anything was graded or recorded
 
 
-def test_syntax_error_names_file_line_and_text(course, capsys) -> None:
+def test_syntax_error_names_file_line_and_text(course, capsys, tmp_path) -> None:
+    # A run is answered before anything is graded (test_typos.py: before torch), as a usage error is.
     code, out = run(capsys, "run", "--file", str(SUBMISSIONS / "syntax_error.py"), "--no-record")
     assert code == 1
-    assert "syntax_error.py:6: your file could not be imported: SyntaxError" in out
+    assert out.startswith("error: ") and "syntax_error.py:6: your file could not be imported: SyntaxError" in out
     assert "def attention_chunk_stats(query, key_chunk, value_chunk)" in out
     assert "grader/" not in out  # no grader frames
-    assert out.count("your file could not be imported") == 1  # once, not once per case
+    assert out.count("your file could not be imported") == 1
+    # With a results file to write, it is graded: the report says it once, with the cases it kept from running.
+    code, out = run(capsys, "run", "--file", str(SUBMISSIONS / "syntax_error.py"), "--no-record", "--json",
+                    str(tmp_path / "results.json"))
+    assert code == 1 and out.count("your file could not be imported") == 1
     assert "Your file could not be imported, so none of its 7 cases ran:" in out
 
 

@@ -361,6 +361,18 @@ def test_ring_suite_in_the_bundle_is_a_one_line_usage_error(exported) -> None:
     assert said == ["error: --ring: 07-ring-attention has no distributed suite"]
 
 
+@pytest.mark.parametrize("argv", [["run", "07", "-k", "nosuch"], ["run", "07", "--ring", "2"], ["repro", "nosuch", "07"]])
+def test_typos_in_the_bundle_are_answered_without_torch(exported, argv) -> None:
+    """The stored examples' names are read from their file's header: no torch for a name that matches none."""
+    bundle = exported[1]
+    env = {**os.environ, "GRADER_ROOT": str(bundle), "PYTHONPATH": str(bundle), "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "grader", *argv, *(["--no-record"] * (
+        argv[0] == "run"))], cwd=bundle, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and len(done.stdout.splitlines()) == 1, done.stdout
+    assert "stats-tiny-by-hand" in done.stdout or "no distributed suite" in done.stdout
+    assert not [line for line in done.stderr.splitlines() if line.rstrip().endswith("| torch")], argv
+
+
 def test_damaged_examples_are_one_line_naming_the_file(bundle) -> None:
     stored = bundle / "exercises" / "01-stable-softmax" / "cases" / "examples.grader"
     stored.write_bytes(stored.read_bytes()[:-100])

@@ -31,8 +31,7 @@ def test_acceptance_is_kept_after_a_failing_submission(scale, capsys) -> None:
     assert submit(capsys, stub, RIGHT) == 0
     assert submit(capsys, stub, WRONG) == 1
     _, lines = run(capsys, "list")
-    assert lines == ["02-scale                 Scale a tensor by an integer "
-                     "(accepted; latest submission: 4 of 4 failed)"]
+    assert lines == ["02-scale  Scale a tensor by an integer (accepted; latest submission: 4 of 4 failed)"]
     _, lines = run(capsys, "status")
     assert any(line.startswith("Accepted: submission 1, ") and line.endswith("(latest submission: 4 of 4 failed)")
                for line in lines), lines

@@ -40,3 +40,28 @@ def test_the_torch_in_use_is_in_the_range_the_project_declares() -> None:
     for command in _commands():
         pinned = re.search(r"torch==([\d.]+)", command)
         assert pinned and _release(lower) <= _release(pinned.group(1)) < _release(upper), command
+
+
+@pytest.mark.parametrize(("install", "run", "ok"), [(0, 1, True), (0, 0, True), (0, 2, False), (0, 3, False),
+                                                    (1, 1, False)])
+def test_the_set_up_exits_0_when_it_worked_and_the_stub_is_not_attempted(install, run, ok) -> None:
+    """The set-up's own steps stand in for their outcomes: an install that fails, or a run that cannot grade, fails
+    the command; a run of the stub (exit 1: its examples not attempted) is the set-up working."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("bash"):
+        pytest.skip("no bash here")
+    steps = _commands()[0].split(" && ")
+    assert steps[0].startswith("python3 -m venv") and "pip install" in steps[1] and steps[2].startswith("source")
+    tail = " && ".join(steps[3:])
+    script = f"grader() {{ return {run}; }}; true && (exit {install}) && true && {tail}"
+    assert subprocess.run(["bash", "-c", script], timeout=30).returncode == (0 if ok else 1)
+
+
+def test_the_link_is_made_in_a_folder_the_set_up_creates() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    (link,) = re.findall(r"^.*\bln -s.*$", section, re.M)
+    target = link.split()[-1]
+    assert f"mkdir -p {target.rsplit('/', 1)[0]} && ln -s" in link, link

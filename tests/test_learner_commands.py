@@ -99,9 +99,10 @@ def test_restore_reads_an_exercise_prefix_as_the_exercise(two, capsys) -> None:
     kept_submission(two, SOFTMAX, 1, "# softmax, first try\n")
     kept_submission(two, RING, 1, "# ring, first try\n")
     ring_before = stub(two, RING).read_bytes()
-    code, lines = run(capsys, "restore", "01")
-    assert code == 2 and lines == [f"error: restore which of {SOFTMAX}'s? grader restore {SOFTMAX} N, where N is one "
-                                   f"of 1; grader history {SOFTMAX} lists them"]
+    code, lines = run(capsys, "restore", "01")  # alone, it lists what 01 has kept (README: history and restore)
+    assert code == 0 and lines[0] == f"{SOFTMAX}: exercises/{SOFTMAX}/softmax.py", lines
+    assert lines[1].split()[:2] == ["1", "2026-11-30"] and "submission" in lines[1] and len(lines) == 3
+    assert lines[2].startswith("grader restore EX N puts submission N")
     assert stub(two, RING).read_bytes() == ring_before and stub(two, SOFTMAX).read_text() != "# softmax, first try\n"
     for words in (["01", "1"], ["1", "01"]):
         stub(two, SOFTMAX).write_text("# something else\n")
@@ -273,3 +274,28 @@ def test_the_python_a_message_names_has_torch(tmp_path, monkeypatch) -> None:
     assert repro.python_command() == "venv/bin/python"
     monkeypatch.chdir(tmp_path / "venv" / "bin")
     assert repro.python_command(tmp_path / "venv" / "bin") == "./python"
+
+
+def test_list_status_and_history_fit_the_width_and_list_aligns_any_names(tmp_path, capsys, monkeypatch) -> None:
+    """06's name is the longest: every title still starts in one column; at COLUMNS=60 no line is wider."""
+    names = [SOFTMAX, "06-tensor-parallel-matmul", RING]
+    root = make_course(tmp_path / "course", names)
+    monkeypatch.setenv("GRADER_ROOT", str(root))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.chdir(root)
+    kept_submission(root, SOFTMAX, 1, "# softmax, first try\n")
+    _, lines = run(capsys, "list")
+    assert [line[:len(names[1]) + 2].rstrip() for line in lines] == names
+    assert len({line.index(line.split()[1]) for line in lines}) == 1, lines  # the titles, in one column
+    monkeypatch.setenv("COLUMNS", "60")
+    for command in ("list", "status", "history"):
+        code, lines = run(capsys, command)
+        assert code == 0 and max(len(line) for line in lines) <= 60, (command, lines)
+        assert any(line.startswith("  ") for line in lines), (command, lines)  # a long line wrapped under itself
+
+
+def test_status_calls_the_untouched_stub_not_attempted(two, capsys) -> None:
+    assert run(capsys, "run", SOFTMAX, "--device", "cpu")[0] == 1
+    _, lines = run(capsys, "status", SOFTMAX)
+    (last,) = [line for line in lines if line.startswith("Last run: ")]
+    assert last.endswith(f"0 passed, 0 failed, 5 not attempted of 5 (not attempted), exercises/{SOFTMAX}/softmax.py")

@@ -285,8 +285,14 @@ def test_each_learner_has_feedback_under_their_id_with_the_score_that_counts(gra
     rows = {row["id"]: row for row in table(book / "grades.csv")}  # as the last run left them (tests regrade)
     bob = (learners / "b2.md").read_text(encoding="utf-8").replace("\\", "")  # Markdown's escapes undone
     assert rows["b2"]["score"] != rows["b2"]["graded_score"]  # late: a penalty applies
-    assert f"**Score in the gradebook:** {rows['b2']['score']} of 10" in bob and "late" in bob
-    assert "Score in the gradebook" not in (learners / "a1.md").read_text(encoding="utf-8")  # nothing adjusted
+    # One score, the one that counts; the grader's own is said among the adjustments.
+    assert f"**Score:** {rows['b2']['score']} of 10 (passed)" in bob and bob.count("Score") == 1, bob
+    assert f"**Adjusted:** graded {rows['b2']['graded_score']} of 10; 3 days late" in bob
+    assert "Adjusted" not in (learners / "a1.md").read_text(encoding="utf-8")  # nothing adjusted
+    # An override's reason is the staff's unless the roster shows it (override_reason_shown): not in José's file.
+    jose = (learners / "j3.md").read_text(encoding="utf-8").replace("\\", "")
+    assert "**Score:** 7 of 10 (passed)" in jose and "set to 7 by the course staff" in jose
+    assert "regrade request" not in jose and "regrade request" not in (learners / "j3.html").read_text("utf-8")
     assert (learners / "j3.html").is_file()
     # The identical files of Alice and Bob are flagged in the learners' grades.csv too.
     assert "bob" in rows["a1"]["similar_to"] and "alice.py" in rows["b2"]["similar_to"]

@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 
 def process_started() -> float:
     """When this process began, on time.monotonic()'s clock: a command's duration counts Python's own start and
-    every import, not only the grading. Where /proc cannot say, when the grader's command line was loaded."""
+    every import, not only the grading. Where /proc cannot say, or where this process ran other programs before
+    it became the grader (`bash -c 'pip install ... && grader run'` execs the grader in the shell's own process,
+    which began with the install), when the grader's command line was loaded."""
+    if RAN_OTHERS:
+        return LOADED
     try:
         with open("/proc/self/stat", "rb") as stat, open("/proc/uptime", "rb") as uptime:
             ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime, in clock ticks after boot
@@ -33,6 +37,9 @@ def process_started() -> float:
 
 
 LOADED = time.monotonic()
+# CPU time of children waited for, which an exec keeps: a process just forked has none, a shell that ran an install
+# and then exec'd the grader has pip's.
+RAN_OTHERS = sum(os.times()[2:4]) > 0
 
 
 def learner_state(root: Path, console: Console) -> LearnerState:

@@ -13,6 +13,7 @@ from grader.course.exercise import Exercise, check_exists, find_exercise, find_r
 from grader.errors import UsageError
 from grader.inert import inert
 from grader.learner.state import LearnerState
+from grader.report.layout import say
 
 
 def cmd_reset(args: argparse.Namespace, console: Console) -> int:
@@ -64,12 +65,18 @@ def cmd_history(args: argparse.Namespace, console: Console) -> int:
     for exercise in exercises:
         found = history.items(exercise, state)
         listed = listed or bool(found)
-        # File names and times are read back from .grader/state.json, which anyone can edit: shown inert.
-        for line in history.render(exercise, found):
-            console.print(inert(line), markup=False, highlight=False)
+        _lines(console, history.render(exercise, found))
     if listed:
-        console.print(history.HOW_TO_RESTORE, style="muted", markup=False, highlight=False)
+        say(console, f"[muted]{escape(history.HOW_TO_RESTORE)}[/]")
     return EXIT_OK
+
+
+def _lines(console: Console, lines: list[str]) -> None:
+    """History's lines at the width (COLUMNS, piped too), each wrapped under its own text: file names and times
+    are read back from .grader/state.json, which anyone can edit, so shown inert."""
+    for line in lines:
+        lead = line[:len(line) - len(line.lstrip())]
+        say(console, escape(inert(line.lstrip())), lead, lead + "    ")
 
 
 def cmd_restore(args: argparse.Namespace, console: Console) -> int:
@@ -77,8 +84,12 @@ def cmd_restore(args: argparse.Namespace, console: Console) -> int:
 
     exercise, which = _restore_words(args)
     state = learner_state(exercise.root, console)
-    if which is None:
-        raise UsageError(history.which_to_restore(exercise, state))
+    if which is None:  # `grader restore EX`: what EX has kept, and how to bring one back
+        found = history.items(exercise, state)
+        _lines(console, history.render(exercise, found))
+        if any(item.file for item in found):
+            say(console, f"[muted]{escape(history.HOW_TO_RESTORE)}[/]")
+        return EXIT_OK
     line = history.restore(exercise, which, state)
     console.print(inert(line), markup=False, highlight=False)
     return EXIT_OK

@@ -28,6 +28,7 @@ from grader.course.exercise import (
     load_course_leniently,
 )
 from grader.inert import inert
+from grader.report.layout import say
 from grader.report.terminal import show
 
 
@@ -37,11 +38,12 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     root = find_root()
     learner = learner_state(root, console)
     exercises, broken = load_course_leniently(root)
+    width = max([len(exercise.name) for exercise in exercises] + [len(folder) for folder in broken] + [0]) + 2
     for exercise in exercises:
         state = standing(learner.exercise(exercise.name))
-        console.print(f"{escape(exercise.name):<24} {escape(exercise.title)} [muted]({state})[/]")
+        say(console, f"{escape(exercise.title)} [muted]({state})[/]", escape(exercise.name.ljust(width)), " " * width)
     for folder, error in broken.items():
-        console.print(f"{escape(folder):<24} [error]cannot be loaded:[/] {escape(str(error))}")
+        say(console, f"[error]cannot be loaded:[/] {escape(str(error))}", escape(folder.ljust(width)), " " * width)
     return EXIT_OK
 
 
@@ -86,30 +88,32 @@ def _graded(args: argparse.Namespace, console: Console, mode: str, started: floa
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
     from grader.cli.hints import hints_line
-    from grader.learner.history import acceptance_line
+    from grader.learner.history import acceptance_line, counts
 
     root = find_root()
     exercises = [find_exercise(root, args.exercise)] if args.exercise else load_course(root)
     learner = learner_state(root, console)
     for exercise in exercises:
         state = learner.exercise(exercise.name)
-        console.print(f"[heading]{escape(exercise.name)}[/]: {escape(exercise.title)}")
+        say(console, f"[heading]{escape(exercise.name)}[/]: {escape(exercise.title)}")
         if not state.last_run and not state.last_submission:
-            console.print("No results yet")
-            console.print("Run your code to check it against the examples (grader run), "
-                          "or submit to run every test (grader submit).")
+            say(console, "No results yet")
+            say(console, "Run your code to check it against the examples (grader run), "
+                         "or submit to run every test (grader submit).")
         if acceptance_line(state):
-            console.print(show(acceptance_line(state)))
+            say(console, show(acceptance_line(state)))
         for entry, label, submitted in ((state.last_run, "Last run", False),
                                         (state.last_submission, "Last submission", True)):
             if entry:
                 verdict = "accepted" if submitted and entry.status == "passed" else entry.status
+                if entry.total and entry.not_attempted == entry.total:
+                    verdict = "not attempted"  # the untouched stub, as `run` calls it
                 if entry.only is not None:  # a `run -k`: some of the examples, not all of them
                     verdict += f"; only the examples matching -k {entry.only!r}"
                 # Read back from .grader/state.json, which anyone can edit: shown inert.
-                console.print(f"{label}: {show(entry.when)}: {entry.passed} passed, {entry.failed} "
-                              f"failed of {entry.total} ({show(verdict)}), {show(entry.file)}")
-        console.print(escape(hints_line(exercise, state)))
+                say(console, f"{label}: {show(entry.when)}: {show(counts(entry))} ({show(verdict)}), "
+                             f"{show(entry.file)}")
+        say(console, escape(hints_line(exercise, state)))
     return EXIT_OK
 
 
@@ -135,6 +139,9 @@ def cmd_watch(args: argparse.Namespace, console: Console) -> int:
     exercise = exercise_from_args(args)
     args.exercise = exercise.name  # the same exercise all along, whatever a submission elsewhere accepts
     file = learner_file(args.file or exercise.stub)
+    from grader.learner.submit import Request, answer_at_once
+
+    answer_at_once(Request.from_args(args, "run", exercise))  # a typo is said at once, not on every save
     shown = str(args.file) if args.file else str(exercise.stub.relative_to(exercise.root))
 
     runs = 0

@@ -33,7 +33,16 @@ def verdict(summary: Summary | Submitted) -> str:
         return "accepted"
     if summary.status == "error":
         return "could not be graded"
+    if summary.total and summary.not_attempted == summary.total:
+        return "not attempted"  # the untouched stub: nothing of it failed, it is not written yet
     return f"{summary.failed} of {summary.total} failed"
+
+
+def counts(summary: Summary) -> str:
+    """A run's counts as its closing line says them: '0 passed, 0 failed, 5 not attempted of 5'."""
+    todo = summary.not_attempted or 0
+    return (f"{summary.passed} passed, {summary.failed - todo} failed" + (f", {todo} not attempted" if todo else "")
+            + f" of {summary.total}")
 
 
 def standing(entry: ExerciseState) -> str:
@@ -147,16 +156,6 @@ def restore(exercise: Exercise, which: str, state: LearnerState) -> str:
     except OSError as error:
         raise StateError(f"{shown} could not be written ({error.strerror or error}){previous}") from None
     return f"Restored {described} into {shown}{previous}."
-
-
-def which_to_restore(exercise: Exercise, state: LearnerState) -> str:
-    """The answer to `grader restore EX` without a number: what EX has kept, and the command that restores one."""
-    kept = [item.label for item in items(exercise, state) if item.file]
-    if not kept:
-        return (f"{exercise.name} has nothing kept to restore yet (each submission is kept, and so is each file "
-                f"reset or restore replaces)")
-    return (f"restore which of {exercise.name}'s? grader restore {exercise.name} N, where N is one of "
-            f"{', '.join(kept)}; grader history {exercise.name} lists them")
 
 
 def _parse(which: str) -> tuple[str, int]:

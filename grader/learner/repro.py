@@ -60,7 +60,9 @@ for name, output, answer in zip(saved["outputs"], outputs, expected):
 def write(exercise: Exercise, name: str, learner: Path) -> tuple[Path, Path]:
     """Write .grader/repro/<case>.pt (the inputs and the exact answer) and .grader/repro/<case>.py; both paths.
 
-    Only an example can be written out: a hidden case's name is refused as an unknown one is."""
+    Only an example can be written out: a hidden case's name is refused as an unknown one is, before torch is
+    imported wherever the examples file says so."""
+    examples.check_name_at_once(exercise, name)
     import torch
 
     from grader.course.checker import laid_out

@@ -165,9 +165,9 @@ class LearnerState:
                suffix: str = ".py") -> Kept | None:
         """Remember a run or a submission. A submission is numbered, and its results file and `source` (the
         bytes that were graded) are kept in .grader/submissions/EX/ as NNN-<stamp>.json and NNN-<stamp>.py."""
-        when = now(ISO)
+        when, todo = now(ISO), report.not_attempted or None
         summary = Summary(when=when, file=report.file, status=report.status, passed=report.passed,
-                          failed=report.failed, total=len(report.results), only=report.selection or None)
+                          failed=report.failed, total=len(report.results), only=report.selection or None, not_attempted=todo)
         if report.mode != "submit":
             def ran(entry: ExerciseState) -> None:
                 entry.last_run = summary
@@ -187,7 +187,7 @@ class LearnerState:
             kept.append(self._keep(folder, stem, ".json", results, "the submission could not be recorded"))
             record = Submitted(when=when, file=summary.file, status=summary.status, passed=summary.passed,
                                failed=summary.failed, total=summary.total, number=number, score=report.score,
-                               max_score=report.max_score, results=self._show(kept[0]))
+                               max_score=report.max_score, results=self._show(kept[0]), not_attempted=todo)
             if source is not None:
                 kept.append(self._keep(folder, stem, suffix, source, "your submitted file could not be kept"))
                 record.source = self._show(kept[1])

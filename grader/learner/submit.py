@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from grader.course.exercise import Exercise, hand_in, learner_file
-from grader.errors import UsageError
+from grader.errors import LearnerSyntaxError, UsageError
 from grader.files import RefusedFile, read_regular
-from grader.grading.request import SuiteAsked, Limits, Listener, Run
+from grader.grading.request import Limits, Listener, Run, SuiteAsked, shown_path
 from grader.learner.history import next_step
 from grader.learner.state import Kept, LearnerState, StateError, snapshot
 from grader.results import Report
@@ -88,8 +88,52 @@ def grade_learner(request: Request, view: View) -> Graded:
     from grader.sandbox import zygote
 
     file = learner_file(request.file) if request.file else request.exercise.stub  # a folder: one line, not a run
+    answer_at_once(request, file)
     with zygote.held():  # started first: it imports torch on another core while this process imports it too
         return _graded(request, file, view)
+
+
+def answer_at_once(request: Request, file: Path | None = None) -> None:
+    """The usage errors that can be told before torch is imported, raised now: a distributed suite of fewer than
+    2 ranks, or in a learner bundle (which holds none), a `-k` pattern that matches no example, and for a `run`
+    of `file` that keeps no results file, a syntax error in it (nothing would run: see syntax_error)."""
+    from grader.course.examples import check_pattern_at_once
+
+    exercise, distributed = request.exercise, request.distributed
+    if distributed is not None and distributed.ranks < 2:
+        raise UsageError(f"--{distributed.option} needs at least 2 ranks, not {distributed.ranks}")
+    if distributed is not None and exercise.precomputed is not None:
+        raise UsageError(f"--{distributed.option}: {exercise.name} has no distributed suite")
+    if request.pattern:
+        check_pattern_at_once(exercise, request.pattern, distributed)
+    if file is not None and request.mode == "run" and request.json is None:
+        problem = syntax_error(file, shown_path(file, exercise.root))
+        if problem:
+            raise LearnerSyntaxError(problem)
+
+
+def syntax_error(file: Path, shown: str) -> str:
+    """Where and why the learner's file is not Python, as the worker says it once it imports the file, else ''.
+    The file is compiled here, never run; what the compiler cannot decide alone (a file it cannot read, one
+    nested past its limits) is left to the worker, which imports it in the sandbox."""
+    import warnings
+
+    from grader.inert import fit
+
+    try:
+        source = read_regular(file)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a SyntaxWarning (an invalid escape) is the worker's to print
+            compile(source, str(file), "exec", dont_inherit=True)
+    except SyntaxError as error:
+        line = f":{error.lineno}" if isinstance(error.lineno, int) and error.lineno > 0 else ""
+        text = fit((error.text or "").strip(), 1000)
+        code = f"\n    {text}" if text else ""
+        return (f"{shown}{line}: your file could not be imported: SyntaxError: {fit(str(error.msg), 4000)}{code}"
+                f"\nNothing ran, and nothing was recorded: fix it, then run again.")
+    except Exception:  # noqa: BLE001  (a refused file, MemoryError, RecursionError, ValueError: the worker says)
+        return ""
+    return ""
 
 
 def _graded(request: Request, file: Path, view: View) -> Graded:

@@ -8,6 +8,8 @@ what it shows is worked out here, as plain data.
 
 from __future__ import annotations
 
+import statistics
+from collections import Counter
 from dataclasses import dataclass
 
 from grader.inert import cut
@@ -31,14 +33,17 @@ OUTPUT_CHARS = 1500
 
 @dataclass(frozen=True)
 class Scores:
-    """The scores graded, as the summary says them: out of what, mean, median, how many, lowest and highest."""
+    """The scores the headline is of (with a roster, those that count), as the summary says them: what they are,
+    out of what, mean, median, of whom, lowest and highest; and the graded ones' mean and median where they differ."""
 
+    label: str  # after "Score of 100": "", or " that counts"
     of: str  # " of 30"; "" without a maximum
     mean: str
     median: str
-    graded: int
+    what: str  # "12 graded", "13 learners: 1 missing (0), 2 adjusted"
     lowest: str
     highest: str
+    graded: str = ""  # "graded: mean 60, median 70 (12 graded)", beside the scores that count
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class Histogram:
 
     columns: list[Column]
     top: str
+    counting: str = "submissions"  # or "learners": each by the score that counts
     width: int = WIDTH
     height: int = HEIGHT
     base: int = BASE
@@ -104,6 +110,7 @@ class Submission:
     failing: list[tuple[str, str]]  # (case, its output cut) of the first SHOWN_FAILURES
     failed: int
     more: int                       # failing cases not shown
+    outcomes: str = ""              # the failing cases by outcome: "137 crashed", "12 failed, 3 timed out"
 
 
 def render_html(summary: Summary, entries: list[Entry], similarity: Similarity | None = None,
@@ -121,11 +128,15 @@ def render_html(summary: Summary, entries: list[Entry], similarity: Similarity |
 
 def _overview(summary: Summary, similarity: Similarity) -> Overview:
     statuses = [(status, summary.statuses[status]) for status in STATUSES if summary.statuses.get(status)]
-    scores = None
-    if summary.scores:
-        scores = Scores(f" of {summary.max_score:g}" if summary.max_score else "", f"{summary.mean:.4g}",
-                        f"{summary.median:.4g}", len(summary.scores), f"{min(summary.scores):.4g}",
-                        f"{max(summary.scores):.4g}")
+    scores, shown, of = None, summary.headline, f" of {summary.max_score:g}" if summary.max_score else ""
+    if shown:
+        counted = summary.counted
+        graded = (f"graded: mean {summary.mean:.4g}, median {summary.median:.4g} ({len(summary.scores)} graded)"
+                  if counted is not None and summary.scores else "")
+        scores = Scores(" that counts" if counted is not None else "", of,
+                        f"{statistics.fmean(shown):.4g}", f"{statistics.median(shown):.4g}",
+                        counted.words() if counted is not None else f"{len(shown)} graded", f"{min(shown):.4g}",
+                        f"{max(shown):.4g}", graded)
     flagged = ""
     if similarity.clusters:
         clusters = len(similarity.clusters)
@@ -135,12 +146,13 @@ def _overview(summary: Summary, similarity: Similarity) -> Overview:
 
 
 def histogram(summary: Summary) -> Histogram:
-    """Submissions per tenth of the maximum score, as vertical bars."""
-    if not summary.scores:
+    """Submissions (with a roster, learners, by the score that counts) per tenth of the maximum, as vertical bars."""
+    shown = summary.headline
+    if not shown:
         return Histogram([], "")
-    top = summary.max_score or max(summary.scores) or 1.0
+    top = summary.max_score or max(shown) or 1.0
     counts = [0] * BINS
-    for score in summary.scores:
+    for score in shown:
         counts[min(int(score / top * BINS), BINS - 1)] += 1
     step = (WIDTH - LEFT) / BINS
     most = max(counts)
@@ -150,7 +162,7 @@ def histogram(summary: Summary) -> Histogram:
         x = LEFT + index * step
         columns.append(Column(f"{x + 3:.1f}", BASE - tall, f"{step - 6:.1f}", tall, f"{x + step / 2:.1f}", count,
                               f"{top * index / BINS:g}", f"{top * (index + 1) / BINS:g}"))
-    return Histogram(columns, f"{top:g}")
+    return Histogram(columns, f"{top:g}", "learners" if summary.counted is not None else "submissions")
 
 
 def mistakes_chart(summary: Summary) -> Mistakes:
@@ -171,4 +183,6 @@ def _submission(entry: Entry, alike: dict[str, str]) -> Submission:
     return Submission(anchor(entry.id), feedback_link(entry.id), entry.id, entry.name, score, entry.status,
                       entry.diagnosis, alike.get(entry.id, ""), graded, entry.reason,
                       [(test.name, cut(test.output, OUTPUT_CHARS)) for test in failing[:SHOWN_FAILURES]],
-                      len(failing), max(len(failing) - SHOWN_FAILURES, 0))
+                      len(failing), max(len(failing) - SHOWN_FAILURES, 0),
+                      ", ".join(f"{count} {outcome}" for outcome, count in Counter(
+                          test.outcome for test in failing).most_common()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 
 from rich.console import Console
@@ -101,11 +102,18 @@ def print_summary(run: CohortRun, console: Console) -> None:
 
 
 def _scores(summary: Summary, console: Console) -> None:
-    if not summary.scores:
-        console.print("score: nothing graded")
-        return
+    """The headline: the scores that count (with a roster: late penalties, overrides, a missing learner's 0), then,
+    where they differ, the scores as graded."""
     of = f" of {summary.max_score:g}" if summary.max_score else ""
-    console.print(f"score{of}: mean {summary.mean:.4g}, median {summary.median:.4g} "
+    counted = summary.counted
+    if counted is not None and counted.scores:
+        console.print(f"score{of} that counts: mean {statistics.fmean(counted.scores):.4g}, median "
+                      f"{statistics.median(counted.scores):.4g} [muted]({show(counted.words())})[/]")
+    if not summary.scores:
+        console.print("score: nothing graded" if counted is None or not counted.scores else "graded: none yet")
+        return
+    said = "score" if counted is None else "graded score"
+    console.print(f"{said}{of}: mean {summary.mean:.4g}, median {summary.median:.4g} "
                   f"[muted]({len(summary.scores)} graded)[/]")
 
 

@@ -17,6 +17,7 @@ from urllib.parse import quote
 from grader.files import write_atomic
 from grader.inert import cut, inert
 from grader.report.html_page import render
+from grader.results import verdict_text
 from grader.results.cohort import NOT_GRADED, Entry, Test, suites
 
 NAMES_SHOWN = 8     # cases named under one mistake before "and N more"
@@ -105,7 +106,7 @@ def _mistakes(failing: list[Test]) -> list[Block]:
 def _case(test: Test) -> list[Block]:
     where = f"{test.function}, hidden" if test.hidden else test.function
     blocks = [Block("h3", f"{test.name} ({where})" if where else test.name),
-              Block("field", test.outcome + (f": {test.message}" if test.message else ""), "Verdict")]
+              Block("field", verdict_text(test.outcome, test.message), "Verdict")]
     if not test.hidden:  # a hidden case's checks, inputs and traceback are never shown (see above)
         lines = test.output.split("\n")[1:]
         if lines and lines[-1].startswith(MISTAKE_LINE):
@@ -188,16 +189,18 @@ LEARNERS = "learners"  # feedback/learners/ID.md: a roster's learner's own copy,
 
 def write_learner_feedback(out: Path, rows: list[Any], written: dict[str, list[Block]]) -> None:
     """feedback/learners/ID.md and .html for every roster learner with an entry (grader/results/learners.py Row):
-    their entry's feedback (`written`, by entry id, as write_feedback made it), headed by the score that counts
-    for them where an adjustment changed it (a late penalty, an override) and what the adjustments were."""
+    their entry's feedback (`written`, by entry id, as write_feedback made it) with one score, the one that counts
+    for them, and the adjustments as they may read them (an override's reason only where the roster shows it)."""
     for row in rows:
         if row.learner is None or row.entry is None:
             continue
         blocks = list(written[row.entry.id])
-        if row.notes and row.score is not None and row.score != row.graded:
+        if row.shared and row.score is not None and row.entry.status != NOT_GRADED:
             of = f" of {row.entry.max_score:g}" if row.entry.max_score else ""
-            blocks[1:1] = [Block("field", f"{row.score:.4g}{of}", "Score in the gradebook"),
-                           Block("field", "; ".join(row.notes), "Adjusted")]
+            graded = [f"graded {row.graded:.4g}{of}"] if row.graded is not None and row.score != row.graded else []
+            at = next(index for index, block in enumerate(blocks) if block.label == "Score")
+            blocks[at:at + 1] = [Block("field", f"{row.score:.4g}{of} ({row.entry.status})", "Score"),
+                                 Block("field", "; ".join(graded + row.shared), "Adjusted")]
         name = file_name(row.learner.id)
         _write(out / FEEDBACK / LEARNERS / f"{name}.md", to_markdown(blocks))
         _write(out / FEEDBACK / LEARNERS / f"{name}.html", to_html(blocks))

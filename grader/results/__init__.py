@@ -24,6 +24,14 @@ class Outcome(str, Enum):
         return self not in (Outcome.PASSED, Outcome.SKIPPED)
 
 
+def verdict_text(outcome: str, message: str) -> str:
+    """'crashed: the worker process ended (SIGSEGV) ...': an outcome and its message, the outcome said once where
+    the message already starts with it."""
+    if not message:
+        return outcome
+    return message if message.startswith(f"{outcome}:") else f"{outcome}: {message}"
+
+
 @dataclass
 class Diagnosis:
     """A catalogued mistake whose outputs match the submission's on the failing cases."""

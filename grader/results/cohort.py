@@ -16,7 +16,9 @@ from grader.results.typed import Mismatch
 
 RESULTS = "results"
 NOT_GRADED = "not graded"
-STATUSES = ("passed", "failed", "error", NOT_GRADED)  # in the order they are counted and shown
+CRASHED = "crashed"  # a failed submission whose failures are mostly crashes (a segfault): named so, with the reason
+FILE_STATUSES = ("passed", "failed", "error", NOT_GRADED)  # what a results file may say
+STATUSES = ("passed", "failed", CRASHED, "error", NOT_GRADED)  # in the order they are counted and shown
 SUITE_ORDER = ("examples", "hidden")  # first, in this order; any other suite (a distributed suite) after, by name
 TOP = 10  # cases and mistakes listed in the summary
 EXTRA_TIME = "extra_time"  # the settings' key of a learner's extra time, present only when it is not 1
@@ -88,6 +90,24 @@ class Entry:
         return next(index for index, test in enumerate(self.tests) if test.diagnosis == title)
 
 
+@dataclass(frozen=True)
+class Counted:
+    """A roster's scores that count (after late penalties and overrides; a learner who handed nothing in counts
+    0), one per learner whose score is known, and what they are made of."""
+
+    scores: list[float]
+    learners: int
+    missing: int     # handed nothing in: among the scores, as 0
+    unknown: int     # not graded yet: not among them
+    adjusted: int    # a late penalty or an override changed their score
+
+    def words(self) -> str:
+        """'13 learners: 1 missing (0), 2 adjusted'; what the scores are of."""
+        parts = [f"{self.missing} missing (0)"] * bool(self.missing) + [f"{self.adjusted} adjusted"] * bool(
+            self.adjusted) + [f"{self.unknown} not graded yet, left out"] * bool(self.unknown)
+        return f"{self.learners} learner{'s' * (self.learners != 1)}" + (f": {', '.join(parts)}" if parts else "")
+
+
 @dataclass
 class Summary:
     """What the cohort's results say, for the terminal and the page."""
@@ -100,6 +120,7 @@ class Summary:
     cases: list[tuple[str, int, int]]  # name, passed, ran: every case in case order
     mistakes: list[tuple[str, int]]    # title, submissions it was named for: most frequent first
     left_out: int                      # graded submissions whose file did not import: not in the case rates
+    counted: Counted | None = None     # with a roster: the scores that count, which the headline shows
 
     @property
     def mean(self) -> float | None:
@@ -108,6 +129,11 @@ class Summary:
     @property
     def median(self) -> float | None:
         return statistics.median(self.scores) if self.scores else None
+
+    @property
+    def headline(self) -> list[float]:
+        """The scores a headline (mean, median, histogram) is of: those that count, where a roster says them."""
+        return self.counted.scores if self.counted is not None else self.scores
 
     def most_failed(self, limit: int = TOP) -> list[tuple[str, int, int]]:
         failing = [(name, ran - passed, ran) for name, passed, ran in self.cases if ran > passed]
@@ -121,11 +147,13 @@ def read_entry(path: Path) -> Entry:
         run, about = results.extra_data, results.extra_data.submission
         if about is None or run.exercise is None:
             raise Mismatch("missing", ("extra_data", "submission" if about is None else "exercise"))
-        if run.status not in STATUSES:
+        if run.status not in FILE_STATUSES:
             raise ValueError(f"unknown status {run.status!r}")
-        return Entry(about.id, about.name, run.exercise, run.status, float(results.score),
-                     float(run.max_score) if run.max_score is not None else None, about.reason, dict(about.settings),
-                     [_test(test) for test in results.tests], about.submitted_at, about.sha256,
+        tests = [_test(test) for test in results.tests]
+        status, reason = verdict(run.status, tests, about.reason)
+        return Entry(about.id, about.name, run.exercise, status, float(results.score),
+                     float(run.max_score) if run.max_score is not None else None, reason, dict(about.settings),
+                     tests, about.submitted_at, about.sha256,
                      tuple(about.fingerprints) if about.fingerprints is not None else None, about.key,
                      bool(about.fingerprints_cut))
     except file.NewerFormat as error:
@@ -133,6 +161,22 @@ def read_entry(path: Path) -> Entry:
     except (OSError, ValueError) as error:
         detail = error.strerror if isinstance(error, OSError) else f"{type(error).__name__}: {error}"
         raise ValueError(f"{path}: not a results file of `grader grade` ({inert(str(detail))})") from None
+
+
+def verdict(status: str, tests: list[Test], reason: str = "") -> tuple[str, str]:
+    """A submission's status and reason as the gradebook shows them: a failed one whose failing cases crashed more
+    often than not is 'crashed', its reason how many crashed and the first one's message."""
+    failing = [test for test in tests if test.ran and not test.passed and test.outcome != "not attempted"]
+    crashed = [test for test in failing if test.outcome == CRASHED]
+    if status != "failed" or 2 * len(crashed) <= len(failing):
+        return status, reason
+    said = crashed[0].message.removeprefix(f"{CRASHED}: ")
+    return CRASHED, f"{len(crashed)} of {len(tests)} cases crashed" + (f": {said}" if said else "")
+
+
+def verdict_of(results: file.ResultsFile) -> str:
+    """The status a results file's submission is shown with (verdict())."""
+    return verdict(results.extra_data.status, [_test(test) for test in results.tests])[0]
 
 
 def _test(test: file.TestRecord) -> Test:

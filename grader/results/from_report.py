@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from grader.inert import inert
-from grader.results import CaseResult, Outcome, Report
+from grader.results import CaseResult, Outcome, Report, verdict_text
 from grader.results.file import FORMAT, CaseRecord, Counts, ResultsFile, RunRecord, TestRecord
 
 OUTPUT_LIMIT = 4000
@@ -70,7 +70,7 @@ def required_line(report: Report, earned: float) -> str:
 def case_test(number: int, result: CaseResult, weight: float = 1.0) -> TestRecord:
     """One case's entry: what Gradescope shows (a hidden case's inputs and traceback never), the grader's own
     record of it under `extra_data`."""
-    lines = [f"{result.outcome.value}: {result.message}" if result.message else result.outcome.value]
+    lines = [verdict_text(result.outcome.value, result.message)]
     if not result.hidden:
         lines += [f"checks: {result.about}"] * bool(result.about)
         lines += [f"inputs: {result.inputs}"] * bool(result.inputs)

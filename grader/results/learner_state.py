@@ -25,6 +25,7 @@ class Summary:
     total: int
     only: str | None = None    # `run -k PATTERN`: only the examples matching it ran
     number: int | None = None  # the accepted submission's number (absent in a state kept before it was)
+    not_attempted: int | None = None  # of `failed`, those still raising NotImplementedError (absent: none, or not kept)
 
 
 @dataclass(kw_only=True)
@@ -42,10 +43,11 @@ class Submitted:
     max_score: float | None = None
     results: str           # from the course root
     source: str | None = None
+    not_attempted: int | None = None
 
     def summary(self) -> Summary:
         return Summary(when=self.when, file=self.file, status=self.status, passed=self.passed, failed=self.failed,
-                       total=self.total)
+                       total=self.total, not_attempted=self.not_attempted)
 
 
 @dataclass(kw_only=True)

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from grader.results.cohort import EXTRA_TIME, NOT_GRADED, Entry
+from grader.results.cohort import EXTRA_TIME, NOT_GRADED, Counted, Entry
 
 MISSING = "missing"  # the status of a learner who handed nothing in
 PENALTY = re.compile(r"\s*(\d+(?:\.\d+)?)\s*%\s*/\s*(day|hour)\s*")
@@ -25,7 +25,8 @@ class Learner:
     extra_time: float = 1.0   # every time limit and the budget times this
     late_days: int = 0        # days late that cost nothing
     override: float | None = None
-    override_reason: str = ""
+    override_reason: str = ""   # staff's alone, unless `override_shown`: then the learner's feedback says it too
+    override_shown: bool = False
     submitted_at: datetime | None = None  # said by the roster: wins over the submission's own time
     fields: dict[str, str] = field(default_factory=dict, compare=False)  # sid, canvas_id, sis_login_id, section
 
@@ -59,7 +60,8 @@ class Row:
     excused: int = 0      # of those, covered by the learner's late days
     penalty: float = 0.0  # percent of the points taken
     extra_time: float = 1.0  # what the submission was graded with
-    notes: list[str] = field(default_factory=list)  # every adjustment, in words
+    notes: list[str] = field(default_factory=list)  # every adjustment, in words, for staff
+    shared: list[str] = field(default_factory=list)  # the same as the learner reads them: no reason kept from them
 
 
 def parse_time(text: str) -> datetime:
@@ -120,11 +122,24 @@ def _row(learner: Learner, entry: Entry | None, policy: LatePolicy) -> Row:
     row.submitted_at = learner.submitted_at or _recorded_time(entry)
     if row.graded is not None and policy.due and row.submitted_at and row.submitted_at > policy.due:
         _charge_lateness(row, learner, policy)
+    row.shared = list(row.notes)
     if learner.override is not None:
-        row.notes.append(f"override {learner.override:g} ({learner.override_reason})"
+        shown = "; shown to the learner" if learner.override_shown else ""
+        row.notes.append(f"override {learner.override:g} ({learner.override_reason}{shown})"
                          + (f", graded {row.score:g}" if row.score is not None else ""))
+        row.shared.append(f"set to {learner.override:g} by the course staff"
+                          + (f": {learner.override_reason}" if learner.override_shown else ""))
         row.score = learner.override
     return row
+
+
+def counted_scores(rows: list[Row]) -> Counted:
+    """The scores that count, one per roster learner whose score is known (a missing one's 0 among them), and what
+    they are made of, for a summary's headline."""
+    known = [row for row in rows if row.score is not None]
+    return Counted([row.score for row in known if row.score is not None], len(rows),
+                   sum(row.status == MISSING for row in rows), len(rows) - len(known),
+                   sum(bool(row.notes) and row.score != row.graded for row in known))
 
 
 def _recorded_time(entry: Entry | None) -> datetime | None:

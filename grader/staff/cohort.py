@@ -31,6 +31,7 @@ from grader.results.cohort import (
     CohortRun,
     Finished,
     load_entries,
+    verdict_of,
 )
 from grader.results.file import ResultsFile, SubmissionRecord
 from grader.results.from_report import not_graded_file
@@ -268,7 +269,7 @@ def _record(out: Path, exercise: Exercise, about: SubmissionRecord, outcome: dic
     results = replace(results, extra_data=replace(results.extra_data, submission=replace(
         about, reason=reason, traceback=outcome.get("traceback") or None)))
     gradebook.write_result(out, about.id, results)
-    status = results.extra_data.status
+    status = verdict_of(results)  # a submission whose cases mostly crashed is 'crashed', as the gradebook says
     listener.finished(Finished(about.id, status, results.score if not reason else None,
                                results.extra_data.max_score, reason, outcome.get("seconds", 0.0)))
     return status

@@ -25,7 +25,7 @@ from grader.results.cohort import (
     read_entry,
     summarize,
 )
-from grader.results.learners import LatePolicy, Learner, Row, build_rows, late_policy
+from grader.results.learners import LatePolicy, Learner, Row, build_rows, counted_scores, late_policy
 from grader.results.similarity import compare
 from grader.results.typed import Mismatch
 from grader.staff.shards import problems, read_record, write_record
@@ -129,7 +129,11 @@ def write_gradebook(out: Path, entries: list[Entry], exercise: str = "", roster:
     summary.exercise = summary.exercise or exercise
     similarity = compare(entries)
     alike = similar_to(similarity)
-    rows, unmatched = build_rows(roster.learners, entries, roster.policy) if roster else ([], [])
+    # An empty shard's gradebook is empty, roster or not (README: its grades.csv is its header alone): its learners'
+    # rows are the shards' that hold their submissions.
+    rows, unmatched = build_rows(roster.learners, entries, roster.policy) if roster and entries else ([], [])
+    if roster is not None:
+        summary.counted = counted_scores(rows)  # what the headline shows: the scores that count
     if roster is None:
         grades, learners = grades_csv(entries, alike), None
     else:

@@ -17,7 +17,8 @@ from grader.inert import one_line
 from grader.results.learners import Learner, parse_time
 
 COLUMNS = ("id", "name", "email", "submission")
-ADJUSTMENTS = ("extra_time", "late_days", "override", "override_reason", "submitted_at")
+ADJUSTMENTS = ("extra_time", "late_days", "override", "override_reason", "override_reason_shown", "submitted_at")
+YES, NO = ("yes", "true", "1"), ("no", "false", "0", "")  # override_reason_shown's values, in any case
 PASSED_ON = ("canvas_id", "sis_login_id", "section")  # kept for the exports, never interpreted
 ADJUSTMENTS_FILE = "adjustments.csv"
 GRADESCOPE_METADATA = "submission_metadata.yml"
@@ -120,6 +121,13 @@ def _settings(record: dict[str, str], where: str) -> dict[str, Any]:
             if not record.get("override_reason"):
                 raise ValueError("an override needs an override_reason: it is shown beside the score")
             settings["override_reason"] = record["override_reason"]
+        shown = record.get("override_reason_shown", "").lower()
+        if shown not in YES + NO:
+            raise ValueError(f"override_reason_shown {record['override_reason_shown']!r} must be yes or no (empty: no)")
+        if shown in YES and "override" not in settings:
+            raise ValueError("override_reason_shown says to show an override's reason, but the row has no override")
+        if shown:
+            settings["override_shown"] = shown in YES
         if record.get("submitted_at"):
             settings["submitted_at"] = parse_time(record["submitted_at"])
     except ValueError as error:
