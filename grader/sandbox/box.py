@@ -20,7 +20,7 @@ from pathlib import Path
 from grader import PACKAGE
 from grader.errors import UsageError
 from grader.files import RefusedFile, read_regular
-from grader.sandbox import cgroups, launch_config, proctree, seccomp, view, zygote
+from grader.sandbox import cgroups, launch_config, proctree, seccomp, spawn, view, zygote
 from grader.sandbox.launch_config import LaunchConfig, ProgramConfig, Reach
 from grader.sandbox.policy import FILE_BYTES, TMP_BYTES
 
@@ -163,7 +163,8 @@ class Sandbox:
                 except OSError:
                     pass  # a fresh launcher instead, exactly as without a zygote
             if self.launcher is None:
-                self.launcher = subprocess.Popen(
+                # From the spawning thread: the launcher's death signal then follows the grader, not this thread.
+                self.launcher = spawn.popen(
                     [sys.executable, "-I", "-S", str(BOOT), launch_config.encode(config)], stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL, stderr=diagnostics if diagnostics is not None else subprocess.DEVNULL,
                     pass_fds=tuple(passed), close_fds=True, start_new_session=True)
