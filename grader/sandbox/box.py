@@ -147,7 +147,7 @@ class Sandbox:
             bwrap=(shutil.which("bwrap") or "bwrap", *shown.bwrap_args()) if self.kind == "bubblewrap" else None,
             landlock=self._reach(shown, scratch) if not self.namespaces and self.confinement.landlock else None,
             rlimits=self._rlimits(), address_space_above=self.memory_bytes,
-            seccomp=seccomp.for_sandbox(self.single_process, self.use_cuda)[0],
+            seccomp=seccomp.for_sandbox(self._kinds())[0],
             programs=tuple(ProgramConfig(argv=tuple(p.argv), env={**p.env, **home}, fds=dict(p.fds),
                                          cwd=p.cwd if self.namespaces else str(scratch), entry=p.entry,
                                          args=tuple(p.args), name=zygote.ENTRIES.get(p.entry or "", ""))
@@ -191,6 +191,13 @@ class Sandbox:
         if self.user is not None and os.geteuid() == 0:
             os.chown(scratch, self.user, self.user)
         return scratch
+
+    def _kinds(self) -> frozenset[str]:
+        """The seccomp policy's kinds this sandbox is of (seccomp.KINDS): ranks without namespaces meet through a
+        file torch's FileStore locks."""
+        return frozenset(kind for kind, wanted in (("single_process", self.single_process),
+                                                   ("cpu_only", not self.use_cuda),
+                                                   ("file_store", self.loopback and not self.namespaces)) if wanted)
 
     @property
     def single_process(self) -> bool:

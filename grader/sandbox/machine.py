@@ -166,7 +166,8 @@ def containment() -> str:
     counted = (f"memory, processes and CPU counted by {found.memory_cgroup}" if found.memory_cgroup else
                "no cgroup: your code runs as one process storing nothing outside its memory (no child, file, socket "
                "or pipe), its memory and CPU read from /proc")
-    filtered = seccomp.for_sandbox(not found.memory_cgroup, False)[1]
+    kinds = {"cpu_only"} | ({"single_process"} if not found.memory_cgroup else set())
+    filtered = seccomp.for_sandbox(frozenset(kinds))[1]
     if found.namespaces:
         user_ns = "" if found.user is not None and found.kind == "namespaces" else ", user"
         tool = "bubblewrap" if found.kind == "bubblewrap" else "namespaces"
