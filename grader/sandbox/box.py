@@ -20,7 +20,7 @@ from pathlib import Path
 from grader import PACKAGE
 from grader.errors import UsageError
 from grader.files import RefusedFile, read_regular
-from grader.sandbox import cgroups, launch_config, proctree, seccomp, spawn, view, zygote
+from grader.sandbox import cgroups, launch_config, lockdown, proctree, seccomp, spawn, view, zygote
 from grader.sandbox.launch_config import LaunchConfig, ProgramConfig, Reach
 from grader.sandbox.policy import FILE_BYTES, TMP_BYTES
 
@@ -148,6 +148,7 @@ class Sandbox:
             landlock=self._reach(shown, scratch) if not self.namespaces and self.confinement.landlock else None,
             rlimits=self._rlimits(), address_space_above=self.memory_bytes,
             seccomp=seccomp.for_sandbox(self._kinds())[0],
+            scoped=self.namespaces and not self.use_cuda and lockdown.landlock_abi() >= 1,
             programs=tuple(ProgramConfig(argv=tuple(p.argv), env={**p.env, **home}, fds=dict(p.fds),
                                          cwd=p.cwd if self.namespaces else str(scratch), entry=p.entry,
                                          args=tuple(p.args), name=zygote.ENTRIES.get(p.entry or "", ""))

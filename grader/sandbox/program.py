@@ -68,6 +68,8 @@ def _enter(program: launch_config.ProgramConfig, index: int, config: launch_conf
     if config.landlock is not None:
         reach = config.landlock
         lockdown.landlock(reach.read, reach.write, reach.devices, reach.network)
+    elif config.scoped:
+        lockdown.landlock_domain()  # signals, abstract unix sockets and /proc stay within this program's processes
     if config.seccomp:
         lockdown.install_filter(config.seccomp)
     if config.mode == "none":
