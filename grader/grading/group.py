@@ -123,7 +123,7 @@ def run_case(exercise: Exercise, suite: GroupSuite, learner: Path, case: Case, u
                         inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"), points=case.points,
                         visibility=case.visibility, required=case.required)
     sandbox = open_sandbox((exercise.memory_limit_mb << 20) * world, processes=128 * world, use_cuda=use_cuda,
-                           loopback=True, hide=(exercise.root,), apart=True)
+                           loopback=True, hide=(exercise.root,), apart=True, counted=True)
     ranks: list[Rank] = []
     traffic = None
     try:

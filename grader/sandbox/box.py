@@ -20,7 +20,7 @@ from pathlib import Path
 from grader import PACKAGE
 from grader.errors import UsageError
 from grader.files import RefusedFile, read_regular
-from grader.sandbox import cgroups, launch_config, lockdown, proctree, seccomp, spawn, view, zygote
+from grader.sandbox import cgroups, launch_config, proctree, sealing, seccomp, spawn, view, zygote
 from grader.sandbox.launch_config import LaunchConfig, ProgramConfig, Reach
 from grader.sandbox.policy import FILE_BYTES, TMP_BYTES
 
@@ -58,7 +58,8 @@ class Spec:
     """What one sandbox is for: its memory and process limits, CUDA, a loopback for a ring, the folders it must not
     show, and whether its programs are kept apart. `apart`: each program gets a /tmp of its own and, when the
     grader is root, a uid of its own, so that the programs of one sandbox (the ranks of a ring) share nothing but
-    the network."""
+    the network. `counted`: what they move over the loopback is all they may exchange (every other channel between
+    them refused; sandbox/sealing.py), and its count is given only where that holds."""
 
     memory_bytes: int
     processes: int = 256
@@ -66,6 +67,7 @@ class Spec:
     loopback: bool = False
     hide: tuple[Path, ...] = ()
     apart: bool = False
+    counted: bool = False
 
 
 class Sandbox:
@@ -83,6 +85,9 @@ class Sandbox:
         self.folder = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         self.folder.chmod(0o711)  # the programs reach their own folders in it, and list nothing
         self.apart = spec.apart
+        self.counted = spec.counted
+        self.kinds: frozenset[str] = frozenset()  # the seccomp policy's kinds, once its cgroups are known (start)
+        self.host_loopback = sealing.HostLoopback()
         self.loopback_counted: int | None = None
         self.exposed: dict[str, Path] = {}  # folder name inside -> the host folder of copies shown there
         self.shared: list[Path] = []         # folders every program may write (without namespaces)
@@ -131,7 +136,11 @@ class Sandbox:
 
         `diagnostics` receives what the launcher itself says (bubblewrap's errors), for probing.
         """
+        if self.loopback and not self.namespaces:
+            self.host_loopback.acquire()  # no other sandbox's ranks on the machine's loopback meanwhile
         self.group = cgroups.create(self.memory_bytes, self.processes)
+        self.kinds = sealing.seccomp_kinds(self.namespaces, self.single_process, self.use_cuda, self.counted,
+                                           self.loopback)
         status_read, status_write = os.pipe()
         self._status = status_read
         os.set_blocking(status_read, False)
@@ -147,8 +156,7 @@ class Sandbox:
             bwrap=(shutil.which("bwrap") or "bwrap", *shown.bwrap_args()) if self.kind == "bubblewrap" else None,
             landlock=self._reach(shown, scratch) if not self.namespaces and self.confinement.landlock else None,
             rlimits=self._rlimits(), address_space_above=self.memory_bytes,
-            seccomp=seccomp.for_sandbox(self._kinds())[0],
-            scoped=self.namespaces and not self.use_cuda and lockdown.landlock_abi() >= 1,
+            seccomp=seccomp.for_sandbox(self.kinds)[0], scoped=sealing.scoped(self.namespaces, self.use_cuda),
             programs=tuple(ProgramConfig(argv=tuple(p.argv), env={**p.env, **home}, fds=dict(p.fds),
                                          cwd=p.cwd if self.namespaces else str(scratch), entry=p.entry,
                                          args=tuple(p.args), name=zygote.ENTRIES.get(p.entry or "", ""))
@@ -176,8 +184,11 @@ class Sandbox:
         """The reach a mount view would give, on the host's own paths: read the system, Python, the grader and the
         learner's file; write only its own folders; no TCP but a ring's own. gloo lists /sys/class/net to find its
         interface: the ranks of a ring read /sys, nothing of the course."""
-        read = {source for source, _, _ in shown.binds} | {"/proc"} | {str(folder) for folder in self.exposed.values()}
-        return Reach(read=tuple(sorted(read | ({"/sys"} if self.loopback else set()))),
+        read = {source for source, _, _ in shown.binds} | {str(folder) for folder in self.exposed.values()}
+        # No /proc: the machine's, it shows every process, another sandbox's counters among them. gloo reads the
+        # interfaces and the PCI devices (/sys/class/net, /sys/bus/pci, links into /sys/devices), never the cgroups.
+        net = {"/sys/class/net", "/sys/bus/pci", "/sys/devices"} if self.loopback else set()
+        return Reach(read=tuple(sorted(read | net)),
                      write=(str(scratch), *map(str, self.shared)), devices=tuple(shown.devices), network=self.loopback)
 
     def _root(self) -> Path:
@@ -192,13 +203,6 @@ class Sandbox:
         if self.user is not None and os.geteuid() == 0:
             os.chown(scratch, self.user, self.user)
         return scratch
-
-    def _kinds(self) -> frozenset[str]:
-        """The seccomp policy's kinds this sandbox is of (seccomp.KINDS): ranks without namespaces meet through a
-        file torch's FileStore locks."""
-        return frozenset(kind for kind, wanted in (("single_process", self.single_process),
-                                                   ("cpu_only", not self.use_cuda),
-                                                   ("file_store", self.loopback and not self.namespaces)) if wanted)
 
     @property
     def single_process(self) -> bool:
@@ -310,10 +314,19 @@ class Sandbox:
         found = self.group.cpu_seconds() if self.group else None
         return found if found is not None else proctree.cpu_seconds(self.processes_now())
 
+    @property
+    def unsealed(self) -> str:
+        """Why the programs of a counted sandbox could exchange data out of the loopback's count ('' where they
+        cannot; sandbox/sealing.py)."""
+        filtered = seccomp.for_sandbox(self.kinds)[0] is not None
+        own_uids = self.user is not None and os.geteuid() == 0
+        return sealing.unsealed(self.kind, self.use_cuda, filtered, own_uids)
+
     def loopback_bytes(self) -> int | None:
-        """Bytes that went over the sandbox's own loopback, from the kernel's counters; None without one."""
+        """Bytes that went over the sandbox's own loopback, from the kernel's counters; None without one, or where
+        its programs are to be counted (`counted`) and could exchange data beside it."""
         self.poll_status()
-        if not self.namespaces:
+        if not self.namespaces or (self.counted and self.unsealed):
             return None
         for pid in self.pids:
             try:
@@ -373,6 +386,7 @@ class Sandbox:
             self._status = -1
         if self.group is not None:
             self.group.remove()
+        self.host_loopback.release()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
