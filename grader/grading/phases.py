@@ -46,7 +46,7 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
             if on_hidden is not None and runs and runs[0][0].hidden and not report.load_error:
                 on_hidden()
                 on_hidden = None
-            if not report.load_error and any(_beside(case) for case, _ in runs) and sandboxes_apart():
+            if not report.load_error and any(_beside(case) for case, _ in runs) and sandboxes_apart(worker.use_cuda):
                 lane = _lane(exercise, worker, judge, [run for run in runs if _beside(run[0])], budget, done)
                 runs = [run for run in runs if not _beside(run[0])]
             for index, (case, device) in enumerate(runs):
@@ -63,7 +63,7 @@ def run_phases(exercise: Exercise, worker: WorkerClient, on_result: OnResult, re
                     # What the file printed at import, from the examples' worker only: a hidden phase shows nothing.
                     imported = True
                     report.import_stdout, report.import_stderr = inert(loaded.stdout), inert(loaded.stderr)
-                    if loaded.kind == "ready" and phase + 1 < len(phases) and sandboxes_apart():
+                    if loaded.kind == "ready" and phase + 1 < len(phases) and sandboxes_apart(worker.use_cuda):
                         upcoming = _NextWorker(worker, exercise)
                 if report.load_error:
                     result = _not_imported(case, device, report.load_error)

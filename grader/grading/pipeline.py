@@ -150,7 +150,7 @@ def _graded(exercise: Exercise, learner: Path, shown: str, mode: str, device: st
 
         def begin_beside() -> None:  # the hidden cases begin, the file imported: the suite may run beside them
             nonlocal beside
-            if suite_run is not None and sandboxes_apart():
+            if suite_run is not None and sandboxes_apart(worker.use_cuda):
                 beside = SuiteBeside(suite, Report(exercise.name, mode, shown)).start()
 
         try:

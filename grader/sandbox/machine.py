@@ -83,12 +83,13 @@ def _own_launcher_works(user: int | None) -> bool:
         return _probe("namespaces", user) is None
 
 
-def sandboxes_apart() -> bool:
+def sandboxes_apart(use_cuda: bool = False) -> bool:
     """Whether two sandboxes running at once are kept from each other: each has PID, network, IPC and mount
     namespaces of its own, and what they would all reach by name is refused (sandbox/sealing.py). Only then does
     a memory-audited case, or the ring, run beside the hidden cases; where they share the host's /proc and
-    network, one could hold the other's memory out of its count."""
-    return support().namespaces
+    network, one could hold the other's memory out of its count. Never for sandboxes that use CUDA (`use_cuda`):
+    the GPU is one device they all share, its free memory seen by each."""
+    return support().namespaces and not use_cuda
 
 
 def probe_soon() -> None:
