@@ -182,8 +182,8 @@ class Sandbox:
 
     def _reach(self, shown: view.View, scratch: Path) -> Reach:
         """The reach a mount view would give, on the host's own paths: read the system, Python, the grader and the
-        learner's file; write only its own folders; no TCP but a ring's own. gloo lists /sys/class/net to find its
-        interface: the ranks of a ring read /sys, nothing of the course."""
+        learner's file; write only its own folders; no TCP but a ring's own (seccomp refuses every other socket of
+        the machine's network: sandbox/sealing.py)."""
         read = {source for source, _, _ in shown.binds} | {str(folder) for folder in self.exposed.values()}
         # No /proc: the machine's, it shows every process, another sandbox's counters among them. gloo reads the
         # interfaces and the PCI devices (/sys/class/net, /sys/bus/pci, links into /sys/devices), never the cgroups.

@@ -11,10 +11,11 @@ the grader's own launcher otherwise):
 
 Where namespaces cannot be had (a container without CAP_SYS_ADMIN, a kernel that refuses user
 namespaces) Landlock gives each program the same reach: the system, Python and the grader read-only,
-a folder of its own, no TCP, no signal outside the sandbox. Where no memory cgroup counts every
-process, the learner's code is kept to one process storing nothing outside its own memory, so that
-what /proc says of it is all it used. `containment()` says which level is in force, and what it
-cannot enforce, in words that go into every report.
+a folder of its own, no TCP, no signal outside the sandbox, and seccomp refuses every other network
+socket. Where no memory cgroup counts every process, the learner's code is kept to one process
+storing nothing outside its own memory, so that what /proc says of it is all it used.
+`containment()` says which level is in force, and what it cannot enforce, in words that go into
+every report.
 """
 
 from __future__ import annotations
@@ -197,10 +198,10 @@ def containment() -> str:
                 f"the course and the network are within reach, and memory-audited cases are not judged")
     if found.landlock:
         return (f"no sandbox ({found.reason}): Landlock (ABI {found.landlock}): the system, Python and the grader "
-                f"read-only, a folder of its own, no TCP, no signal outside; {counted}; {filtered}; {who}")
-    network = " and the network" if found.memory_cgroup else ""  # one process may open no socket at all
-    reach = (f"the course (where its files are readable by every user){network} within reach"
-             if found.user is not None else f"your code runs as you: the course{network} within its reach")
+                f"read-only, a folder of its own, no network, no signal outside; {counted}; {filtered}; {who}")
+    # The machine's network is out of reach here too: seccomp refuses every IPv4 and IPv6 socket but a ring's.
+    reach = ("the course (where its files are readable by every user) within reach"
+             if found.user is not None else "your code runs as you: the course within its reach")
     return f"no sandbox ({found.reason}, no Landlock): own process tree and limits only; {reach}; {counted}; {filtered}; {who}"
 
 

@@ -42,6 +42,8 @@ def seccomp_kinds(namespaces: bool, single_process: bool, use_cuda: bool, counte
             kinds.add("counted_ranks")  # gloo's TCP on the loopback is their only link
     if loopback and not namespaces:
         kinds.add("file_store")  # ranks without namespaces meet through a file torch's FileStore locks
+    if not loopback and not namespaces:
+        kinds.add("host_network")  # the machine's own network: no socket of IPv4 or IPv6 at all
     return frozenset(kinds)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from grader.sandbox import seccomp_bpf
 
 POLICY = Path(__file__).with_name("seccomp.json")
-KINDS = ("single_process", "cpu_only", "counted_ranks", "file_store")  # what an entry's `when` or `unless` names
+KINDS = ("single_process", "cpu_only", "counted_ranks", "file_store", "host_network")  # `when`, `unless`
 ARCHES = ("x86_64", "aarch64")  # those syscalls.json numbers, for the program assembled without libseccomp
 # Called by number by the launcher (sandbox/lockdown.py, sandbox/mounts.py): numbered in syscalls.json too.
 LAUNCHER_CALLS = ("keyctl", "pivot_root", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self")
