@@ -1,10 +1,10 @@
 """The attacks that went through kernel objects sandboxes shared, graded at root, as an ordinary user and in a
 container: none is Accepted, none carries a hidden input into a report, no learner of a cohort runs another's code.
 
-tests/fixtures/attacks/ holds each: 06's parallel_mlp gathering over an abstract unix socket or adding its partial
-sums in System V shared memory, then all-reducing zeros to meet the traffic floor; read locks and inotify on the
-standard library carrying what the hidden worker saw to a ring rank beside it; one learner lending its code to
-another through read locks while both are graded with --jobs 2.
+tests/fixtures/attacks/ holds each: 06's parallel_mlp gathering over an abstract unix socket, adding its partial
+sums in System V shared memory, or swapping its shards at import before the count begins, then all-reducing zeros
+to meet the traffic floor; read locks and inotify on the standard library carrying what the hidden worker saw to a
+ring rank beside it; one learner lending its code to another through read locks while both are graded with --jobs 2.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def world():
     base = (ATTACKS / "_base.py").read_text()
     for name in ("locks_carry_hidden_inputs", "inotify_carries_hidden_inputs"):
         (course / f"{name}.py").write_text(base + "\n\n" + (ATTACKS / f"{name}.py").read_text())
-    for name in ("mlp_gathers_over_unix", "mlp_shares_sysv_memory"):
+    for name in ("mlp_gathers_over_unix", "mlp_shares_sysv_memory", "mlp_exchanges_at_import"):
         shutil.copy(ATTACKS / f"{name}.py", course / f"{name}.py")
     cohort = root / "cohort"
     cohort.mkdir()
@@ -92,15 +92,20 @@ def distributed(output: str) -> list[str]:
 
 
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("attack", ["mlp_gathers_over_unix", "mlp_shares_sysv_memory"])
-def test_ranks_that_exchange_beside_the_loopback_are_never_accepted(world, level, attack) -> None:
+@pytest.mark.parametrize("attack, words", [("mlp_gathers_over_unix", "Operation not permitted"),
+                                           ("mlp_shares_sysv_memory", "Operation not permitted"),
+                                           ("mlp_exchanges_at_import", "no shard was in reach at import")])
+def test_ranks_that_exchange_beside_the_count_are_never_accepted(world, level, attack, words) -> None:
+    """Over another channel, or over the loopback before the count begins (at import, before the group is joined)."""
     output = submit(world, level, "06", attack)
     assert "Accepted" not in output and "Not accepted" in output, output
     assert re.search(r"^distributed\s+0/2 passed", output, re.MULTILINE), output
-    # Each case refused its channel (an error naming it), or, where the ranks cannot be sealed, not judged.
+    # Each case is an error naming what was refused or missing; where the ranks cannot be sealed, the rule is not
+    # judged on a case that got past it.
     assert distributed(output) and all(line.split()[0] in ("ERROR", "UNJUDGED") for line in distributed(output))
+    assert words in output, output
     if level != "container":
-        assert "Operation not permitted" in output and "UNJUDGED" not in output, output
+        assert "UNJUDGED" not in output, output
 
 
 @pytest.mark.parametrize("level", LEVELS)

@@ -228,7 +228,7 @@ def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: 
         if phase == "torch" and all(rank.state != "starting" for rank in ranks):
             for rank in ranks:
                 if rank.state == "torch-ready":
-                    _go(rank, inputs)
+                    _go(rank)
         # The clock that matters moves on once every rank has passed the phase before it.
         if phase == "torch" and all(rank.state != "starting" for rank in ranks):
             deadline, phase = now + (import_limit + max(1.0, COMM_FRACTION * limit)) * WALL_FACTOR, "import"
@@ -239,7 +239,7 @@ def _supervise(ranks: list[Rank], sandbox: Sandbox, inputs: GroupInputs, limit: 
             before = sandbox.loopback_bytes()
             for rank in ranks:
                 if rank.state == "ready":
-                    _start_program(rank)
+                    _start_program(rank, inputs)
         if any(_failed_outright(rank) for rank in ranks) and phase != "aftermath":
             deadline, phase = min(deadline, now + AFTERMATH), "aftermath"
         if now >= deadline or sandbox.cpu_seconds() - cpu_start > cpu_limit:
@@ -290,11 +290,11 @@ def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: Grou
         rank.state, rank.reply = "replied", message
 
 
-def _go(rank: Rank, inputs: GroupInputs) -> None:
-    """The grader's go, with this rank's own tensors: no other rank ever sees them."""
+def _go(rank: Rank) -> None:
+    """The grader's go: import the learner's file and join the group (the tensors come with the start)."""
     rank.state = "importing"
     try:
-        wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5, tensors=inputs.tensors[rank.number])
+        wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5)
     except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
         rank.state, rank.ended = "ended", "stopped reading its pipe"
 
@@ -307,10 +307,11 @@ def _file_store(sandbox: Sandbox) -> Path:
     return path
 
 
-def _start_program(rank: Rank) -> None:
-    """The grader's start, once every rank has joined the group."""
+def _start_program(rank: Rank, inputs: GroupInputs) -> None:
+    """The grader's start, once every rank has joined the group and the loopback's count has begun, with this rank's
+    own tensors: no other rank ever sees them, and none is in reach of the learner's code before."""
     try:
-        wire.write_message(rank.to_rank, {"kind": "start"}, time.monotonic() + 5)
+        wire.write_message(rank.to_rank, {"kind": "start"}, time.monotonic() + 5, tensors=inputs.tensors[rank.number])
     except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
         rank.state, rank.ended = "ended", "stopped reading its pipe"
 
