@@ -147,3 +147,32 @@ def test_ranks_on_the_machines_loopback_run_one_sandbox_at_a_time(tmp_path, monk
     assert taken == [True]
     second.release()
     assert os.stat(tmp_path / sealing.LOCK_FILE).st_mode & 0o777 == 0o666
+
+
+@pytest.mark.skipif(not machine.support().namespaces, reason="namespaces: each rank's /tmp is its own")
+def test_cuda_ranks_share_one_dev_shm_for_nccl() -> None:
+    """NCCL's ranks on one machine meet in /dev/shm (and on abstract sockets): CUDA's ranks keep one, each its own
+    /tmp still; their traffic is not counted anyway. The CPU's ranks each have their own (the probes above)."""
+    from grader.sandbox.box import Program
+    from grader.sandbox.policy import base_env
+
+    writer = "import os, time; open('/dev/shm/nccl-probe', 'w').write('x'); open('/tmp/own', 'w'); time.sleep(3)"
+    reader = ("import os, time; time.sleep(1.5); "
+              "print(os.path.exists('/dev/shm/nccl-probe'), os.path.exists('/tmp/own'), flush=True)")
+    found = {}
+    for cuda in (True, False):
+        box = machine.open_sandbox(1 << 30, use_cuda=cuda, loopback=True, apart=True, counted=True)
+        read, write = os.pipe()
+        try:
+            box.start([Program([sys.executable, "-I", "-S", "-c", code], base_env(), {1: write} if code is reader else {})
+                       for code in (writer, reader)])
+            os.close(write)
+            write = -1
+            box.wait_exit(1, 30)
+            found[cuda] = os.read(read, 100).decode().split()
+        finally:
+            for fd in (read, write):
+                if fd >= 0:
+                    os.close(fd)
+            box.close()
+    assert found == {True: ["True", "False"], False: ["False", "False"]}

@@ -152,6 +152,8 @@ class Sandbox:
         config = LaunchConfig(
             parent=os.getpid(), status_fd=status_write, mode=self.kind, cgroups=tuple(self.group.procs_files),
             user=self.user, separate_users=self.apart, private_tmp=self.apart, loopback=self.loopback,
+            # NCCL's ranks on one machine meet in /dev/shm: theirs is one, and their traffic is not counted.
+            shared_shm=self.apart and self.use_cuda,
             mounts=shown.for_boot(str(self._root()), TMP_BYTES) if self.namespaces else None,
             bwrap=(shutil.which("bwrap") or "bwrap", *shown.bwrap_args()) if self.kind == "bubblewrap" else None,
             landlock=self._reach(shown, scratch) if not self.namespaces and self.confinement.landlock else None,

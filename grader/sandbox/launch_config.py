@@ -83,6 +83,7 @@ class LaunchConfig:
     user: int | None = None          # the unprivileged uid the programs run as, when the launcher is root
     separate_users: bool = False     # each program its own uid (user + its index)
     private_tmp: bool = False        # each program its own /tmp and /dev/shm
+    shared_shm: bool = False         # but one /dev/shm for all (CUDA's ranks: NCCL meets there)
     loopback: bool = False           # bring up `lo` in the network namespace
     mounts: Mounts | None = None     # the view, wherever there are namespaces
     bwrap: tuple[str, ...] | None = None  # bubblewrap's command line, in mode bubblewrap

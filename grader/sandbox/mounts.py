@@ -78,14 +78,14 @@ def _build_dev(root: str, mounts: launch_config.Mounts) -> None:
     mount(None, dev, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
 
 
-def private_tmp(mounts: launch_config.Mounts) -> None:
-    """A fresh /tmp and /dev/shm over the view's, in this program's own mount namespace (made already).
+def private_tmp(mounts: launch_config.Mounts, shm: bool = True) -> None:
+    """A fresh /tmp and (where `shm`) /dev/shm over the view's, in this program's own mount namespace (made already).
 
     Binds that live under /tmp (a checkout kept there, with its virtual environment) are held open now and
     bound again on top of the fresh /tmp, where they were."""
     kept = [(bind.inside, os.open(bind.inside, os.O_PATH)) for bind in mounts.binds
             if bind.inside.startswith("/tmp/") and os.path.exists(bind.inside)]
-    for target in ("/tmp", "/dev/shm"):
+    for target in ("/tmp", "/dev/shm") if shm else ("/tmp",):
         mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={mounts.tmp_bytes}")
     for inside, fd in kept:
         _bind(f"/proc/self/fd/{fd}", inside, read_only=True)

@@ -49,7 +49,7 @@ def _enter(program: launch_config.ProgramConfig, index: int, config: launch_conf
     if config.private_tmp and config.mode != "none" and namespaces.own_mount_namespace():
         # Nothing passes between programs through files. Where no mount namespace of its own can be had, the
         # programs share /tmp; the grader's report says what the sandbox holds.
-        mounts.private_tmp(config.mounts)
+        mounts.private_tmp(config.mounts, shm=not config.shared_shm)
     os.chdir(program.cwd)
     os.setsid()
     limits = dict(config.rlimits)
