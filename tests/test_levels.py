@@ -71,18 +71,24 @@ def _prerequisites() -> str:
 pytestmark = pytest.mark.skipif(bool(_prerequisites()), reason=_prerequisites() or "ready")
 
 
+def level_root(prefix: str) -> Path:
+    """A world-traversable folder holding an ordinary user's virtual environment (Debian's Python, with this one's
+    packages and the checkout that confine.py binds at ROOT/site and ROOT/repo), at ROOT/venv."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    root.chmod(0o755)
+    subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(root / "venv")], check=True)
+    site = subprocess.run([str(root / "venv/bin/python"), "-c", "import site; print(site.getsitepackages()[0])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "grader-levels.pth").write_text(f"{root / 'site'}\n{root / 'repo'}\n")
+    return root
+
+
 @pytest.fixture(scope="module")
 def world():
-    """A world-traversable folder: an ordinary user's virtual environment (Debian's Python, with this one's
-    packages and the checkout bound in by confine.py), the course (07 cut to two examples and its memory cases)
-    that user owns, the learner files, a TCP listener on the host's loopback, and a mark for processes."""
-    root = Path(tempfile.mkdtemp(prefix="grader-levels-"))
-    root.chmod(0o755)
+    """An ordinary user's virtual environment (level_root), the course (07 cut to two examples and its memory
+    cases) that user owns, the learner files, a TCP listener on the host's loopback, and a mark for processes."""
+    root = level_root("grader-levels-")
     try:
-        subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(root / "venv")], check=True)
-        site = subprocess.run([str(root / "venv/bin/python"), "-c", "import site; print(site.getsitepackages()[0])"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        Path(site, "grader-levels.pth").write_text(f"{root / 'site'}\n{root / 'repo'}\n")
         course = root / "course"
         for name in ("exercises", "solutions", "hints"):
             shutil.copytree(REPO / name, course / name)

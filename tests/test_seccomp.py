@@ -126,3 +126,66 @@ def test_a_policy_with_an_unknown_word_is_refused(tmp_path) -> None:
     (tmp_path / "policy.json").write_text(json.dumps(policy))
     with pytest.raises(ValueError, match="unknown `when`"):
         seccomp.load_policy(tmp_path / "policy.json")
+
+
+# Runs in a child: installs the filter given (hex), then tries what two sandboxes could both name.
+SHARED = r"""
+import ctypes, errno, fcntl, json, os, socket, sys
+sys.path.insert(0, sys.argv[1])
+from grader.sandbox import lockdown
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.prctl(38, 1, 0, 0, 0)
+lockdown.install_filter(bytes.fromhex(sys.argv[2]))
+fd = os.open(os.__file__, os.O_RDONLY)
+lock = ctypes.create_string_buffer(32)  # struct flock: a read lock on byte 0
+def raw(number, *args):
+    ctypes.set_errno(0)
+    result = libc.syscall(ctypes.c_long(number), *[ctypes.c_long(a) for a in args])
+    if result >= 0 and number == 41:
+        os.close(result)
+    return errno.errorcode.get(ctypes.get_errno(), "?") if result == -1 else "ok"
+upper = 1 << 32
+print(json.dumps({
+    "shmget": raw(29, 0, 4096, 0o1600), "semget": raw(64, 0, 1, 0o1600), "msgget": raw(68, 0, 0o1600),
+    "mq_open": raw(240, ctypes.addressof(ctypes.create_string_buffer(b"/q")), os.O_CREAT | os.O_RDWR, 0o600, 0),
+    "inotify_init1": raw(294, 0), "flock": raw(73, fd, fcntl.LOCK_SH),
+    "F_OFD_SETLK": raw(72, fd, 37, ctypes.addressof(lock)),
+    "F_OFD_SETLK upper": raw(72, fd, upper | 37, ctypes.addressof(lock)),
+    "F_GETLK": raw(72, fd, 5, ctypes.addressof(lock)), "F_SETLEASE": raw(72, fd, 1024, 0),
+    "F_NOTIFY": raw(72, fd, 1026, 1),
+    "F_GETFD": raw(72, fd, 1, 0),
+    "unix": raw(41, 1, 1, 0), "unix upper": raw(41, upper | 1, 1, 0), "inet": raw(41, 2, 1, 0),
+    "inet6": raw(41, 10, 2, 0),
+    "vsock": raw(41, 40, 1, 0), "packet": raw(41, 17, 3, 0), "appletalk": raw(41, 5, 2, 0),
+    "netlink route": raw(41, 16, 3, 0), "netlink usersock": raw(41, 16, 3, 2),
+}))
+"""
+
+
+def shared_under(kinds: frozenset[str]) -> dict:
+    done = subprocess.run([sys.executable, "-c", SHARED, str(REPO), seccomp.compiled(kinds).hex()],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(bool(MISSING), reason=MISSING or "libseccomp present")
+def test_what_two_sandboxes_could_both_name_is_refused_and_the_rest_kept() -> None:
+    """System V and POSIX IPC, inotify, leases, dnotify, locks and the socket families that cross sandboxes; an
+    argument's upper half changes nothing of that (the kernel reads 32 bits)."""
+    cpu = shared_under(frozenset({"cpu_only"}))
+    refused = ("shmget", "semget", "msgget", "mq_open", "inotify_init1", "flock", "F_OFD_SETLK", "F_OFD_SETLK upper",
+               "F_GETLK", "F_SETLEASE", "F_NOTIFY", "unix upper", "vsock", "packet", "appletalk", "netlink usersock")
+    assert {name: cpu[name] for name in refused} == dict.fromkeys(refused, "EPERM")
+    assert {name: cpu[name] for name in ("F_GETFD", "unix", "inet", "inet6", "netlink route")} == dict.fromkeys(
+        ("F_GETFD", "unix", "inet", "inet6", "netlink route"), "ok")
+    ranks = shared_under(frozenset({"cpu_only", "counted_ranks"}))
+    assert (ranks["unix"], ranks["inet"], ranks["netlink route"]) == ("EPERM", "ok", "ok")
+    store = shared_under(frozenset({"cpu_only", "file_store"}))  # ranks without namespaces: torch's FileStore
+    assert (store["flock"], store["F_OFD_SETLK"], store["unix"]) == ("ok", "EPERM", "ok")
+    cuda = shared_under(frozenset())  # a CUDA driver's sandbox: its locks and netlink stay, IPC does not
+    assert (cuda["flock"], cuda["F_OFD_SETLK"], cuda["netlink usersock"]) == ("ok", "ok", "ok")
+    assert (cuda["shmget"], cuda["inotify_init1"], cuda["vsock"], cuda["F_SETLEASE"]) == ("EPERM",) * 4
+    alone = shared_under(frozenset({"cpu_only", "host_network"}))  # no namespaces, no ring: the machine's network
+    assert (alone["inet"], alone["inet6"], alone["unix"]) == ("EPERM", "EPERM", "ok")

@@ -63,7 +63,15 @@ def argument_sets() -> list[tuple[int, ...]]:
     draw = random.Random(26)
     firsts = [0, (1 << 64) - 1] + [1 << bit for bit in range(64)] + [draw.getrandbits(64) for _ in range(64)]
     firsts += [0x00010000 | 0x10000000, 0x00010000 | 0x00000100 | 0x00000800, 0x7E020000, 0x00010000 << 32]
-    return [(first, *(draw.getrandbits(64) for _ in range(5))) for first in firsts]
+    found = [(first, *(draw.getrandbits(64) for _ in range(5))) for first in firsts]
+    # Small values in each of the first three places, alone and with the upper half set: socket's family and
+    # protocol, fcntl's command, each tested against the values the policy names.
+    small = [*range(48), 1024, 1025, 1026, 1027]
+    for index in range(3):
+        for value in small + [1 << 32 | value for value in small]:
+            for rest in (0, draw.getrandbits(64)):
+                found.append(tuple(value if place == index else rest for place in range(6)))
+    return found
 
 
 @needs_libseccomp
@@ -131,7 +139,7 @@ def test_without_libseccomp_the_same_policy_is_assembled_and_the_line_says_so(mo
     monkeypatch.setattr(seccomp, "compiled", missing)
     seccomp.for_sandbox.cache_clear()
     try:
-        program, words = seccomp.for_sandbox(True, False)
+        program, words = seccomp.for_sandbox(frozenset(seccomp.KINDS))
         machine = os.uname().machine
         if machine in seccomp.ARCHES:
             assert program == seccomp_bpf.assemble(seccomp.load_policy(),

@@ -137,7 +137,7 @@ def run_case(run: Run, suite_run: DistributedRun, case: Case, use_cuda: bool = F
                         inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"), points=case.points,
                         visibility=case.visibility, required=case.required)
     sandbox = open_sandbox((exercise.memory_limit_mb << 20) * world, processes=128 * world, use_cuda=use_cuda,
-                           loopback=True, hide=(exercise.root,), apart=True)
+                           loopback=True, hide=(exercise.root,), apart=True, counted=True)
     ranks: list[Rank] = []
     traffic = None
     try:
@@ -246,7 +246,7 @@ def _supervise(run: Run, ranks: list[Rank], sandbox: Sandbox, inputs: Distribute
         if phase == "torch" and all(rank.state != "starting" for rank in ranks):
             for rank in ranks:
                 if rank.state == "torch-ready":
-                    _go(rank, inputs)
+                    _go(rank)
         # The clock that matters moves on once every rank has passed the phase before it.
         if phase == "torch" and all(rank.state != "starting" for rank in ranks):
             deadline, phase = now + (import_limit + max(1.0, COMM_FRACTION * limit)) * WALL_FACTOR, "import"
@@ -257,7 +257,7 @@ def _supervise(run: Run, ranks: list[Rank], sandbox: Sandbox, inputs: Distribute
             before = sandbox.loopback_bytes()
             for rank in ranks:
                 if rank.state == "ready":
-                    _start_program(rank)
+                    _start_program(rank, inputs)
         if any(_failed_outright(rank) for rank in ranks) and phase != "aftermath":
             deadline, phase = min(deadline, now + AFTERMATH), "aftermath"
         if now >= deadline or sandbox.cpu_seconds() - cpu_start > cpu_limit:
@@ -308,11 +308,11 @@ def _receive(rank: Rank, message: dict[str, Any], sandbox: Sandbox, inputs: Dist
         rank.state, rank.reply = "replied", message
 
 
-def _go(rank: Rank, inputs: DistributedInputs) -> None:
-    """The grader's go, with this rank's own tensors: no other rank ever sees them."""
+def _go(rank: Rank) -> None:
+    """The grader's go: import the learner's file and join the group (the tensors come with the start)."""
     rank.state = "importing"
     try:
-        wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5, tensors=inputs.tensors[rank.number])
+        wire.write_message(rank.to_rank, {"kind": "go"}, time.monotonic() + 5)
     except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
         rank.state, rank.ended = "ended", "stopped reading its pipe"
 
@@ -325,10 +325,11 @@ def _file_store(sandbox: Sandbox) -> Path:
     return path
 
 
-def _start_program(rank: Rank) -> None:
-    """The grader's start, once every rank has joined the group."""
+def _start_program(rank: Rank, inputs: DistributedInputs) -> None:
+    """The grader's start, once every rank has joined the group and the loopback's count has begun, with this rank's
+    own tensors: no other rank ever sees them, and none is in reach of the learner's code before."""
     try:
-        wire.write_message(rank.to_rank, {"kind": "start"}, time.monotonic() + 5)
+        wire.write_message(rank.to_rank, {"kind": "start"}, time.monotonic() + 5, tensors=inputs.tensors[rank.number])
     except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
         rank.state, rank.ended = "ended", "stopped reading its pipe"
 

@@ -60,7 +60,7 @@ def run_phases(run: Run, listener: Listener, judge: Judge, schedule: Schedule, r
             if on_hidden is not None and runs and runs[0][0].hidden and not report.load_error:
                 on_hidden()
                 on_hidden = None
-            if not report.load_error and any(_beside(case) for case, _ in runs) and sandboxes_apart():
+            if not report.load_error and any(_beside(case) for case, _ in runs) and sandboxes_apart(worker.use_cuda):
                 lane = _lane(exercise, worker, judge, [pair for pair in runs if _beside(pair[0])], budget, done)
                 runs = [pair for pair in runs if not _beside(pair[0])]
             for index, (case, device) in enumerate(runs):
@@ -77,7 +77,7 @@ def run_phases(run: Run, listener: Listener, judge: Judge, schedule: Schedule, r
                     # What the file printed at import, from the examples' worker only: a hidden phase shows nothing.
                     imported = True
                     report.import_stdout, report.import_stderr = inert(loaded.stdout), inert(loaded.stderr)
-                    if loaded.kind == "ready" and phase + 1 < len(phases) and sandboxes_apart():
+                    if loaded.kind == "ready" and phase + 1 < len(phases) and sandboxes_apart(worker.use_cuda):
                         upcoming = _NextWorker(worker, exercise)
                 if report.load_error:
                     result = _not_imported(case, device, report.load_error)

@@ -120,7 +120,7 @@ def _graded(run: Run, listener: Listener, budget: Budget) -> tuple[Report, Trust
 
         def begin_beside() -> None:  # the hidden cases begin, the file imported: the suite may run beside them
             nonlocal beside
-            if suite_run is not None and sandboxes_apart():
+            if suite_run is not None and sandboxes_apart(worker.use_cuda):
                 beside = DistributedBeside(suite, Report(exercise.name, run.mode, run.display)).start()
 
         expected = [(case.name, device) for case, device in _expected(trusted.cases, devices)]

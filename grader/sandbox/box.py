@@ -1,28 +1,28 @@
-"""One sandbox's life, from start to kill: its launcher, its programs, its limits, and what the kernel counted.
+"""One sandbox's life, from start to kill: its launcher, its programs and its limits.
 
 What the machine allows (namespaces or not, the user, the cgroups, Landlock, seccomp) is found once per
-process by sandbox/machine.py, which makes each Sandbox; this module only builds and polices one.
+process by sandbox/machine.py, which makes each Sandbox; this module only builds and polices one, and
+sandbox/running.py reads what its launcher reported and the kernel counted while it runs.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader import PACKAGE
 from grader.errors import UsageError
 from grader.files import RefusedFile, read_regular
-from grader.sandbox import cgroups, launch_config, proctree, seccomp, view, zygote
+from grader.sandbox import cgroups, launch_config, proctree, sealing, seccomp, spawn, view, zygote
 from grader.sandbox.launch_config import LaunchConfig, ProgramConfig, Reach
 from grader.sandbox.policy import FILE_BYTES, TMP_BYTES
+from grader.sandbox.running import Running
 
 BOOT = PACKAGE / "sandbox" / "boot.py"  # run by path: standard library only
 
@@ -58,7 +58,8 @@ class Spec:
     """What one sandbox is for: its memory and process limits, CUDA, a loopback for a ring, the folders it must not
     show, and whether its programs are kept apart. `apart`: each program gets a /tmp of its own and, when the
     grader is root, a uid of its own, so that the programs of one sandbox (the ranks of a ring) share nothing but
-    the network."""
+    the network. `counted`: what they move over the loopback is all they may exchange (every other channel between
+    them refused; sandbox/sealing.py), and its count is given only where that holds."""
 
     memory_bytes: int
     processes: int = 256
@@ -66,9 +67,10 @@ class Spec:
     loopback: bool = False
     hide: tuple[Path, ...] = ()
     apart: bool = False
+    counted: bool = False
 
 
-class Sandbox:
+class Sandbox(Running):
     """One sandbox: its programs share one mount view, PID and network namespace, and one set of limits."""
 
     def __init__(self, confinement: Confinement, spec: Spec) -> None:
@@ -83,6 +85,9 @@ class Sandbox:
         self.folder = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         self.folder.chmod(0o711)  # the programs reach their own folders in it, and list nothing
         self.apart = spec.apart
+        self.counted = spec.counted
+        self.kinds: frozenset[str] = frozenset()  # the seccomp policy's kinds, once its cgroups are known (start)
+        self.host_loopback = sealing.HostLoopback()
         self.loopback_counted: int | None = None
         self.exposed: dict[str, Path] = {}  # folder name inside -> the host folder of copies shown there
         self.shared: list[Path] = []         # folders every program may write (without namespaces)
@@ -131,7 +136,11 @@ class Sandbox:
 
         `diagnostics` receives what the launcher itself says (bubblewrap's errors), for probing.
         """
+        if self.loopback and not self.namespaces:
+            self.host_loopback.acquire()  # no other sandbox's ranks on the machine's loopback meanwhile
         self.group = cgroups.create(self.memory_bytes, self.processes)
+        self.kinds = sealing.seccomp_kinds(self.namespaces, self.single_process, self.use_cuda, self.counted,
+                                           self.loopback)
         status_read, status_write = os.pipe()
         self._status = status_read
         os.set_blocking(status_read, False)
@@ -143,11 +152,13 @@ class Sandbox:
         config = LaunchConfig(
             parent=os.getpid(), status_fd=status_write, mode=self.kind, cgroups=tuple(self.group.procs_files),
             user=self.user, separate_users=self.apart, private_tmp=self.apart, loopback=self.loopback,
+            # NCCL's ranks on one machine meet in /dev/shm: theirs is one, and their traffic is not counted.
+            shared_shm=self.apart and self.use_cuda,
             mounts=shown.for_boot(str(self._root()), TMP_BYTES) if self.namespaces else None,
             bwrap=(shutil.which("bwrap") or "bwrap", *shown.bwrap_args()) if self.kind == "bubblewrap" else None,
             landlock=self._reach(shown, scratch) if not self.namespaces and self.confinement.landlock else None,
             rlimits=self._rlimits(), address_space_above=self.memory_bytes,
-            seccomp=seccomp.for_sandbox(self.single_process, self.use_cuda)[0],
+            seccomp=seccomp.for_sandbox(self.kinds)[0], scoped=sealing.scoped(self.namespaces, self.use_cuda),
             programs=tuple(ProgramConfig(argv=tuple(p.argv), env={**p.env, **home}, fds=dict(p.fds),
                                          cwd=p.cwd if self.namespaces else str(scratch), entry=p.entry,
                                          args=tuple(p.args), name=zygote.ENTRIES.get(p.entry or "", ""))
@@ -163,7 +174,8 @@ class Sandbox:
                 except OSError:
                     pass  # a fresh launcher instead, exactly as without a zygote
             if self.launcher is None:
-                self.launcher = subprocess.Popen(
+                # From the spawning thread: the launcher's death signal then follows the grader, not this thread.
+                self.launcher = spawn.popen(
                     [sys.executable, "-I", "-S", str(BOOT), launch_config.encode(config)], stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL, stderr=diagnostics if diagnostics is not None else subprocess.DEVNULL,
                     pass_fds=tuple(passed), close_fds=True, start_new_session=True)
@@ -172,10 +184,13 @@ class Sandbox:
 
     def _reach(self, shown: view.View, scratch: Path) -> Reach:
         """The reach a mount view would give, on the host's own paths: read the system, Python, the grader and the
-        learner's file; write only its own folders; no TCP but a ring's own. gloo lists /sys/class/net to find its
-        interface: the ranks of a ring read /sys, nothing of the course."""
-        read = {source for source, _, _ in shown.binds} | {"/proc"} | {str(folder) for folder in self.exposed.values()}
-        return Reach(read=tuple(sorted(read | ({"/sys"} if self.loopback else set()))),
+        learner's file; write only its own folders; no TCP but a ring's own (seccomp refuses every other socket of
+        the machine's network: sandbox/sealing.py)."""
+        read = {source for source, _, _ in shown.binds} | {str(folder) for folder in self.exposed.values()}
+        # No /proc: the machine's, it shows every process, another sandbox's counters among them. gloo reads the
+        # interfaces and the PCI devices (/sys/class/net, /sys/bus/pci, links into /sys/devices), never the cgroups.
+        net = {"/sys/class/net", "/sys/bus/pci", "/sys/devices"} if self.loopback else set()
+        return Reach(read=tuple(sorted(read | net)),
                      write=(str(scratch), *map(str, self.shared)), devices=tuple(shown.devices), network=self.loopback)
 
     def _root(self) -> Path:
@@ -217,123 +232,6 @@ class Sandbox:
             limits["AS"] = self.memory_bytes + _import_reserve()
         return limits
 
-    # ------------------------------------------------------------ while it runs
-
-    def poll_status(self) -> None:
-        """Read what init reported: the programs' pids, each program's exit, or why the sandbox failed."""
-        if self._status < 0:
-            return
-        while True:
-            try:
-                chunk = os.read(self._status, 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
-                chunk = b""
-            if not chunk:
-                os.close(self._status)
-                self._status = -1
-                return
-            self._pending += chunk
-            *lines, self._pending = self._pending.split(b"\n")
-            for line in lines:
-                self._event(json.loads(line))
-
-    def _event(self, event: dict) -> None:
-        kind = event.get("event")
-        if kind == "started":
-            self.pids = self._host_pids(event.get("pids", []))
-        elif kind == "exit":
-            if "signal" in event:
-                try:
-                    how = signal.Signals(event["signal"]).name
-                except ValueError:
-                    how = f"signal {event['signal']}"
-            else:
-                how = f"exit status {event.get('code')}"
-            self.exits[int(event["program"])] = how
-            if isinstance(event.get("loopback"), int) and event["loopback"] >= 0:
-                self.loopback_counted = max(self.loopback_counted or 0, event["loopback"])
-        elif kind == "error":
-            self.error = str(event.get("message", "the sandbox could not start"))
-
-    def _host_pids(self, inside: list[int]) -> list[int]:
-        if not self.namespaces or self.launcher is None:
-            return list(inside)
-        found = {proctree.namespace_pid(pid): pid for pid in proctree.descendants(self.launcher.pid)}
-        return [found.get(pid, 0) for pid in inside]
-
-    def wait_exit(self, index: int, timeout: float) -> str | None:
-        """How program `index` ended ('SIGSEGV', 'exit status 3'), waiting up to `timeout`; None if unknown."""
-        deadline = time.monotonic() + timeout
-        while True:
-            self.poll_status()
-            if index in self.exits or self.error:
-                return self.exits.get(index)
-            if self._status < 0 or time.monotonic() >= deadline:
-                return self.exits.get(index)
-            time.sleep(0.005)
-
-    def processes_now(self) -> list[int]:
-        """Host pids of every process in the sandbox, the launcher and init included."""
-        if self.launcher is None:
-            return []
-        return [self.launcher.pid, *proctree.descendants(self.launcher.pid)]
-
-    def memory_bytes_now(self) -> int:
-        current = self.group.memory_current() if self.group else None
-        return current if current is not None else proctree.resident_bytes(self.processes_now())
-
-    def memory_peak(self) -> int:
-        """The most memory the sandbox held at once since the last reset, as the kernel counted it."""
-        peak = self.group.memory_peak() if self.group else None
-        return peak if peak is not None else proctree.peak_resident_bytes(self.processes_now())
-
-    def reset_memory_peak(self) -> None:
-        if not (self.group and self.group.reset_memory_peak()):
-            proctree.reset_peaks(self.processes_now())
-
-    def queued_seconds(self) -> float:
-        """Time its processes were ready to run but waited for a core: what a busy machine adds to the wall clock."""
-        return proctree.queued_seconds(self.processes_now())
-
-    def cpu_seconds(self) -> float:
-        found = self.group.cpu_seconds() if self.group else None
-        return found if found is not None else proctree.cpu_seconds(self.processes_now())
-
-    def loopback_bytes(self) -> int | None:
-        """Bytes that went over the sandbox's own loopback, from the kernel's counters; None without one."""
-        self.poll_status()
-        if not self.namespaces:
-            return None
-        for pid in self.pids:
-            try:
-                with open(f"/proc/{pid}/net/dev") as handle:
-                    for line in handle:
-                        name, _, numbers = line.partition(":")
-                        if name.strip() == "lo":
-                            return int(numbers.split()[0])
-            except (OSError, ValueError, IndexError):
-                continue
-        return self.loopback_counted  # every program has ended: init counted at each end
-
-    def oom_killed(self) -> bool:
-        return self.oom_kills() > 0
-
-    def oom_kills(self) -> int:
-        """Processes the kernel killed at the sandbox's memory limit so far."""
-        return self.group.oom_kills() if self.group else 0
-
-    @property
-    def peak_counts_shared_pages(self) -> bool:
-        """Whether the peak includes pages the grader wrote and the programs mapped (processes' VmHWM does;
-        a cgroup charges them to the grader, who wrote them first)."""
-        return not (self.group and self.group.memory is not None)
-
-    @property
-    def memory_limited_by_kernel(self) -> bool:
-        return bool(self.group and self.group.memory is not None)
-
     # ------------------------------------------------------------ ending
 
     def kill(self) -> None:
@@ -364,6 +262,7 @@ class Sandbox:
             self._status = -1
         if self.group is not None:
             self.group.remove()
+        self.host_loopback.release()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

@@ -83,10 +83,12 @@ class LaunchConfig:
     user: int | None = None          # the unprivileged uid the programs run as, when the launcher is root
     separate_users: bool = False     # each program its own uid (user + its index)
     private_tmp: bool = False        # each program its own /tmp and /dev/shm
+    shared_shm: bool = False         # but one /dev/shm for all (CUDA's ranks: NCCL meets there)
     loopback: bool = False           # bring up `lo` in the network namespace
     mounts: Mounts | None = None     # the view, wherever there are namespaces
     bwrap: tuple[str, ...] | None = None  # bubblewrap's command line, in mode bubblewrap
     landlock: Reach | None = None    # in mode none, where Landlock stands in for the view
+    scoped: bool = False             # each program a Landlock domain of its own (signals, abstract sockets, /proc)
     rlimits: dict[str, int] = field(default_factory=dict, metadata={"keys": RLIMITS})
     address_space_above: int = 0     # AS counted from a forked program's own size: what it may add
     seccomp: bytes | None = None     # the compiled filter (sock_filter[]); None: no seccomp here

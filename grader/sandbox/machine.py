@@ -11,10 +11,11 @@ the grader's own launcher otherwise):
 
 Where namespaces cannot be had (a container without CAP_SYS_ADMIN, a kernel that refuses user
 namespaces) Landlock gives each program the same reach: the system, Python and the grader read-only,
-a folder of its own, no TCP, no signal outside the sandbox. Where no memory cgroup counts every
-process, the learner's code is kept to one process storing nothing outside its own memory, so that
-what /proc says of it is all it used. `containment()` says which level is in force, and what it
-cannot enforce, in words that go into every report.
+a folder of its own, no TCP, no signal outside the sandbox, and seccomp refuses every other network
+socket. Where no memory cgroup counts every process, the learner's code is kept to one process
+storing nothing outside its own memory, so that what /proc says of it is all it used.
+`containment()` says which level is in force, and what it cannot enforce, in words that go into
+every report.
 """
 
 from __future__ import annotations
@@ -67,15 +68,29 @@ def support() -> Support:
 
 
 def open_sandbox(memory_bytes: int, **options: object) -> Sandbox:
-    """A sandbox confined as this machine allows (options as box.Spec takes them)."""
-    return Sandbox(support().confinement, Spec(memory_bytes, **options))
+    """A sandbox confined as this machine allows (options as box.Spec takes them). Ranks to be counted alone
+    (`counted`) are built by the grader's own launcher where it works beside bubblewrap, whose /proc would show
+    each rank the others."""
+    spec = Spec(memory_bytes, **options)
+    confinement = support().confinement
+    if spec.counted and confinement.kind == "bubblewrap" and _own_launcher_works(confinement.user):
+        confinement = Confinement("namespaces", confinement.user, confinement.landlock)
+    return Sandbox(confinement, spec)
 
 
-def sandboxes_apart() -> bool:
+@cache
+def _own_launcher_works(user: int | None) -> bool:
+    with _PROBING:
+        return _probe("namespaces", user) is None
+
+
+def sandboxes_apart(use_cuda: bool = False) -> bool:
     """Whether two sandboxes running at once are kept from each other: each has PID, network, IPC and mount
-    namespaces of its own. Only then does a memory-audited case run beside another learner process; where
-    they share the host's /proc and network, one could hold the other's memory out of its count."""
-    return support().namespaces
+    namespaces of its own, and what they would all reach by name is refused (sandbox/sealing.py). Only then does
+    a memory-audited case, or the ring, run beside the hidden cases; where they share the host's /proc and
+    network, one could hold the other's memory out of its count. Never for sandboxes that use CUDA (`use_cuda`):
+    the GPU is one device they all share, its free memory seen by each."""
+    return support().namespaces and not use_cuda
 
 
 def probe_soon() -> None:
@@ -121,7 +136,12 @@ def _support() -> Support:
     return Support("none", user, "; ".join(reasons), memory, landlock, setting == "off", no_user)
 
 
-support.cache_clear = _support.cache_clear  # type: ignore[attr-defined]  (tests probe again)
+def _clear() -> None:
+    _support.cache_clear()
+    _own_launcher_works.cache_clear()
+
+
+support.cache_clear = _clear  # type: ignore[attr-defined]  (tests probe again)
 
 
 def _sandbox_user() -> int:
@@ -166,7 +186,8 @@ def containment() -> str:
     counted = (f"memory, processes and CPU counted by {found.memory_cgroup}" if found.memory_cgroup else
                "no cgroup: your code runs as one process storing nothing outside its memory (no child, file, socket "
                "or pipe), its memory and CPU read from /proc")
-    filtered = seccomp.for_sandbox(not found.memory_cgroup, False)[1]
+    kinds = {"cpu_only"} | ({"single_process"} if not found.memory_cgroup else set())
+    filtered = seccomp.for_sandbox(frozenset(kinds))[1]
     if found.namespaces:
         user_ns = "" if found.user is not None and found.kind == "namespaces" else ", user"
         tool = "bubblewrap" if found.kind == "bubblewrap" else "namespaces"
@@ -177,10 +198,10 @@ def containment() -> str:
                 f"the course and the network are within reach, and memory-audited cases are not judged")
     if found.landlock:
         return (f"no sandbox ({found.reason}): Landlock (ABI {found.landlock}): the system, Python and the grader "
-                f"read-only, a folder of its own, no TCP, no signal outside; {counted}; {filtered}; {who}")
-    network = " and the network" if found.memory_cgroup else ""  # one process may open no socket at all
-    reach = (f"the course (where its files are readable by every user){network} within reach"
-             if found.user is not None else f"your code runs as you: the course{network} within its reach")
+                f"read-only, a folder of its own, no network, no signal outside; {counted}; {filtered}; {who}")
+    # The machine's network is out of reach here too: seccomp refuses every IPv4 and IPv6 socket but a ring's.
+    reach = ("the course (where its files are readable by every user) within reach"
+             if found.user is not None else "your code runs as you: the course within its reach")
     return f"no sandbox ({found.reason}, no Landlock): own process tree and limits only; {reach}; {counted}; {filtered}; {who}"
 
 

@@ -47,7 +47,9 @@ def build_view(mounts: launch_config.Mounts) -> None:
     _build_dev(root, mounts)
     _makedirs(root + "/proc")
     try:
-        mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        # hidepid: a process another may not ptrace (another uid, or another Landlock domain) is not shown at all,
+        # so that no program reads another's name, command line or counters.
+        mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
     except OSError:
         pass  # a host that masks parts of its /proc refuses a fresh one: the programs go without
     os.chdir(root)
@@ -72,16 +74,18 @@ def _build_dev(root: str, mounts: launch_config.Mounts) -> None:
         os.symlink(target, f"{dev}/{name}")
     _makedirs(dev + "/shm")
     mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={mounts.tmp_bytes}")
+    # Read-only once made: an ordinary user's own tmpfs would otherwise be one more folder every program may write.
+    mount(None, dev, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
 
 
-def private_tmp(mounts: launch_config.Mounts) -> None:
-    """A fresh /tmp and /dev/shm over the view's, in this program's own mount namespace (made already).
+def private_tmp(mounts: launch_config.Mounts, shm: bool = True) -> None:
+    """A fresh /tmp and (where `shm`) /dev/shm over the view's, in this program's own mount namespace (made already).
 
     Binds that live under /tmp (a checkout kept there, with its virtual environment) are held open now and
     bound again on top of the fresh /tmp, where they were."""
     kept = [(bind.inside, os.open(bind.inside, os.O_PATH)) for bind in mounts.binds
             if bind.inside.startswith("/tmp/") and os.path.exists(bind.inside)]
-    for target in ("/tmp", "/dev/shm"):
+    for target in ("/tmp", "/dev/shm") if shm else ("/tmp",):
         mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={mounts.tmp_bytes}")
     for inside, fd in kept:
         _bind(f"/proc/self/fd/{fd}", inside, read_only=True)

@@ -49,7 +49,7 @@ def _enter(program: launch_config.ProgramConfig, index: int, config: launch_conf
     if config.private_tmp and config.mode != "none" and namespaces.own_mount_namespace():
         # Nothing passes between programs through files. Where no mount namespace of its own can be had, the
         # programs share /tmp; the grader's report says what the sandbox holds.
-        mounts.private_tmp(config.mounts)
+        mounts.private_tmp(config.mounts, shm=not config.shared_shm)
     os.chdir(program.cwd)
     os.setsid()
     limits = dict(config.rlimits)
@@ -68,6 +68,8 @@ def _enter(program: launch_config.ProgramConfig, index: int, config: launch_conf
     if config.landlock is not None:
         reach = config.landlock
         lockdown.landlock(reach.read, reach.write, reach.devices, reach.network)
+    elif config.scoped:
+        lockdown.landlock_domain()  # signals, abstract unix sockets and /proc stay within this program's processes
     if config.seccomp:
         lockdown.install_filter(config.seccomp)
     if config.mode == "none":

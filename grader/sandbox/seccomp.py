@@ -22,7 +22,7 @@ from pathlib import Path
 from grader.sandbox import seccomp_bpf
 
 POLICY = Path(__file__).with_name("seccomp.json")
-KINDS = ("single_process", "cpu_only")  # what an entry's `when` may name
+KINDS = ("single_process", "cpu_only", "counted_ranks", "file_store", "host_network")  # `when`, `unless`
 ARCHES = ("x86_64", "aarch64")  # those syscalls.json numbers, for the program assembled without libseccomp
 # Called by number by the launcher (sandbox/lockdown.py, sandbox/mounts.py): numbered in syscalls.json too.
 LAUNCHER_CALLS = ("keyctl", "pivot_root", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self")
@@ -89,8 +89,9 @@ def load_policy(path: Path = POLICY) -> dict:
     for entry in policy["syscalls"]:
         if entry["action"] not in ("SCMP_ACT_ERRNO", "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_ALLOW"):
             raise ValueError(f"{path.name}: unknown action {entry['action']!r}")
-        if entry.get("when") not in (None, *KINDS):
-            raise ValueError(f"{path.name}: unknown `when` {entry['when']!r}")
+        for key in ("when", "unless"):
+            if entry.get(key) not in (None, *KINDS):
+                raise ValueError(f"{path.name}: unknown `{key}` {entry[key]!r}")
         for test in entry.get("args", []):
             if test["op"] not in OPS and test["op"] != MASKED_NE:
                 raise ValueError(f"{path.name}: unknown argument test {test['op']!r}")
@@ -133,7 +134,7 @@ def compiled(kinds: frozenset[str] = frozenset(), path: Path = POLICY, arch: str
         _check(lib.seccomp_attr_set(context, SCMP_FLTATR_ACT_BADARCH, bad_arch), "bad arch")
         _check(lib.seccomp_attr_set(context, SCMP_FLTATR_CTL_NNP, 0), "no_new_privs")  # the launcher sets it
         for entry in policy["syscalls"]:
-            if entry.get("when") not in (None, *kinds):
+            if not seccomp_bpf.applies(entry, kinds):
                 continue
             action = seccomp_bpf.action(entry["action"], entry.get("errnoRet"))
             for name in entry["names"]:
@@ -198,11 +199,9 @@ def render(table: dict) -> str:
 
 
 @cache
-def for_sandbox(single_process: bool, use_cuda: bool) -> tuple[bytes | None, str]:
-    """The program for one sandbox (None: no filter can be had here), and the words the containment line uses
-    for it."""
-    kinds = frozenset(kind for kind, wanted in (("single_process", single_process), ("cpu_only", not use_cuda))
-                      if wanted)
+def for_sandbox(kinds: frozenset[str]) -> tuple[bytes | None, str]:
+    """The program for a sandbox of these kinds (KINDS; None: no filter can be had here), and the words the
+    containment line uses for it."""
     try:
         return compiled(kinds), f"seccomp policy (libseccomp {version()})"
     except Unavailable as why:

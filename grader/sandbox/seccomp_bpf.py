@@ -39,6 +39,11 @@ def action(name: str, number: int | None) -> int:
         name, ERRNO | ((errno.EPERM if number is None else number) & 0xFFFF))
 
 
+def applies(entry: dict, kinds: frozenset[str]) -> bool:
+    """Whether a policy entry is for a sandbox of these kinds: its `when` among them (or none), its `unless` not."""
+    return entry.get("when") in (None, *kinds) and entry.get("unless") not in kinds
+
+
 @cache
 def numbers() -> dict:
     """The generated table: per architecture, its audit token and each name's number (None: it has no such call)."""
@@ -73,7 +78,7 @@ def _calls(policy: dict, kinds: frozenset[str], table: dict, arch: str) -> dict[
     """Each system call the entries of these kinds name: its one action, and its alternatives (tests all to hold)."""
     calls: dict[int, tuple[int, list[list[dict]]]] = {}
     for entry in policy["syscalls"]:
-        if entry.get("when") not in (None, *kinds):
+        if not applies(entry, kinds):
             continue
         result = action(entry["action"], entry.get("errnoRet"))
         tests = [_checked(test, entry) for test in entry.get("args", [])]

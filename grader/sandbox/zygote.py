@@ -24,7 +24,7 @@ import time
 from typing import Any, Iterator
 
 from grader.channel import wire
-from grader.sandbox import launch_config
+from grader.sandbox import launch_config, spawn
 from grader.sandbox.launch_config import LaunchConfig
 from grader.sandbox.policy import base_env, module_command
 
@@ -41,7 +41,7 @@ class Zygote:
 
     def __init__(self) -> None:
         self._socket, theirs = socket.socketpair()
-        self.process = subprocess.Popen(
+        self.process = spawn.popen(
             module_command("grader.sandbox.zygote", str(theirs.fileno()), str(os.getpid())),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             pass_fds=(theirs.fileno(),), env=base_env(), cwd="/", start_new_session=True)

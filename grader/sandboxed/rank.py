@@ -1,8 +1,10 @@
 """One rank of a distributed suite: joins a torch.distributed process group and runs the exercise's rank program.
 
 Started by grader/grading/distributed.py in a sandbox shared with the other ranks, as
-`python -m grader.sandboxed.rank CONFIG_JSON`. Its own tensors arrive over its pipe (descriptor 3) with the
-grader's go; it imports the learner's file, joins the group, and calls the exercise's rank program,
+`python -m grader.sandboxed.rank CONFIG_JSON`. On the grader's go it imports the learner's file and
+joins the group; its own tensors arrive over its pipe (descriptor 3) with the grader's start, once
+every rank has joined and the loopback's count has begun, so that nothing the learner's code does
+before can move them uncounted. It then calls the exercise's rank program,
 `run(learner, tensors, config) -> (output, stats)`, reporting on descriptor 4. A rank program calls
 the learner through `call_learner`, so that what the learner's code raised is told apart from a
 peer's failure. Everything here runs beside untrusted code, so nothing here decides pass or fail.
@@ -56,7 +58,8 @@ def learner_function(module: Any, name: str) -> Callable:
 
 
 def main(config: dict[str, Any]) -> None:
-    """Torch, the grader's go with this rank's tensors, the learner's file, the group, the program; then wait."""
+    """Torch, the grader's go, the learner's file, the group, the start with this rank's tensors, the program; then
+    wait."""
     import torch
     import torch.distributed as dist
 
@@ -65,7 +68,7 @@ def main(config: dict[str, Any]) -> None:
     warm_up(torch)
     send(REPLY_FD, {"kind": "torch-ready"})
     reader = wire.MessageReader(TENSORS_FD, 1 << 26)
-    body, received = reader.read()  # from the grader: trusted
+    body, _ = reader.read()  # from the grader: trusted
     if body.get("kind") != "go":
         os._exit(0)
     try:
@@ -85,7 +88,6 @@ def main(config: dict[str, Any]) -> None:
     device = config["device"]
     if device.startswith("cuda"):
         torch.cuda.set_device(device)
-    tensors = [item.tensor.to(device) for item in received]
     try:
         dist.init_process_group(config["backend"], store=_store(config), rank=config["rank"],
                                 world_size=config["world_size"], timeout=timedelta(seconds=config["comm_timeout"]))
@@ -95,9 +97,10 @@ def main(config: dict[str, Any]) -> None:
         _wait_for_stop(reader)
         return
     send(REPLY_FD, {"kind": "ready"})
-    body, _ = reader.read()  # the grader's start, once every rank has joined: what moves from here is counted
+    body, received = reader.read()  # the start, once every rank has joined: what moves from here is counted
     if body.get("kind") != "start":
         os._exit(0)
+    tensors = [item.tensor.to(device) for item in received]
     started = time.perf_counter()
     sent: list[Any] = []
     # Run as __main__, this file is a different module from the grader.sandboxed.rank a rank program imports.

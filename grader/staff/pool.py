@@ -45,9 +45,7 @@ def grade_all(exercise: Exercise, todo: list[Job], jobs: int) -> Iterator[tuple[
             for job in todo:
                 yield job.id, grade_one(exercise, job)
         return
-    # Spawned processes, one grade each at a time: a grade must run in a process's main thread, because its
-    # learner processes die with the thread that started them (PR_SET_PDEATHSIG), and forking a process that
-    # holds threads and torch state is unsafe.
+    # Spawned processes, one grade each at a time: forking a process that holds threads and torch state is unsafe.
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_pool_process)
     try:

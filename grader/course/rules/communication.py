@@ -2,8 +2,10 @@
 
 A distributed case's inputs set its bounds (grader/course/distributed.py: `min_traffic`, `max_traffic` and
 `traffic_reason`); the bytes are counted on the ranks' own loopback once every rank has joined the group
-(grader/grading/distributed.py), so nothing a rank says of itself enters the count. Judged once every rank's output
-passed: the values alone show that every rank got what it lacked, since no rank can read another's.
+(grader/grading/distributed.py), so nothing a rank says of itself enters the count, and every other channel between
+the ranks is refused (grader/sandbox/sealing.py), so the count is all they exchanged. Judged once every rank's
+output passed. Where the count is not all they exchanged (no network namespace of their own, CUDA's NCCL), a
+ceiling is not judged; a floor alone is left unjudged there too, the case judged by its values.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ class Communication(Rule):
             if inputs.max_traffic:
                 # A ceiling on communication is a rule of its own: where nothing counts it, the case is not passed.
                 result.outcome = Outcome.NOT_JUDGED
-                result.message = ("not judged here: the bytes the ranks moved between them cannot be counted without "
-                                  "a network namespace of their own; submit where the grader's sandbox runs")
+                result.message = ("not judged here: the ranks could exchange data this machine does not count (no "
+                                  "network namespace of their own, CUDA's NCCL, or bubblewrap's /proc), so what they "
+                                  "moved cannot be bounded; submit where the grader's own sandbox runs on the CPU")
             return
         if traffic < inputs.min_traffic:
             result.outcome = Outcome.FAILED

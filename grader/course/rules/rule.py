@@ -67,7 +67,8 @@ class DistributedCall:
 
     inputs: Any                # its DistributedInputs (grader/course/distributed.py), with the bounds it sets
     traffic: int | None        # bytes the kernel counted on the ranks' own loopback once all had joined; None:
-                               # nothing counts them here (no network namespace of their own)
+                               # nothing counts all they exchange here (no network namespace of their own, or
+                               # other channels between them open: grader/sandbox/sealing.py)
 
 
 class Rule:
