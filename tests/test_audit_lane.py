@@ -81,7 +81,7 @@ def test_the_memory_case_runs_in_a_worker_of_its_own_and_is_reported_in_its_plac
                          ids=["reference", "keep_all_blocks"])
 def test_beside_or_in_turn_the_verdicts_are_the_same(monkeypatch, learner):
     beside, _ = graded_with_calls(monkeypatch, learner)
-    monkeypatch.setattr(phases_module, "sandboxes_apart", lambda: False)
+    monkeypatch.setattr(phases_module, "sandboxes_apart", lambda use_cuda=False: False)
     in_turn, calls = graded_with_calls(monkeypatch, learner)
     assert calls[AUDITED][0] == threading.main_thread().name  # in turn: the grader's own thread, as every case
     assert [(r.name, r.outcome, r.message, r.extra.get("violates")) for r in beside] == \
@@ -155,7 +155,7 @@ def test_the_ring_suite_beside_the_hidden_cases_reports_what_it_reports_in_turn(
 
     beside, threads = graded_ring(monkeypatch, learner)
     assert threads == {"grader-distributed-suite" if sandboxes_apart() else threading.main_thread().name}
-    monkeypatch.setattr(pipeline, "sandboxes_apart", lambda: False)
+    monkeypatch.setattr(pipeline, "sandboxes_apart", lambda use_cuda=False: False)
     in_turn, threads = graded_ring(monkeypatch, learner)
     assert threads == {threading.main_thread().name}
     # The suite's results come after every hidden case, as they did, with the same verdicts.
