@@ -210,10 +210,12 @@ def _supervise(run: Run, ranks: list[Rank], sandbox: Sandbox, inputs: Distribute
     Importing the learner's file may take the run's per-case limit."""
     import_limit, world = run.exercise.time_limit, inputs.world
     inbox: queue.Queue = queue.Queue()
-    for rank in ranks:
-        rank.reader = threading.Thread(target=_read, args=(rank, inbox, world), daemon=True)
-        rank.reader.start()
     now = time.monotonic()
+    # The readers' own deadline: past every phase's below, whatever the ranks do (they are killed by then).
+    last = now + TORCH_IMPORT_LIMIT + (import_limit + max(1.0, COMM_FRACTION * limit) + limit) * WALL_FACTOR + 10
+    for rank in ranks:
+        rank.reader = threading.Thread(target=_read, args=(rank, inbox, world, last), daemon=True)
+        rank.reader.start()
     deadline, phase = now + TORCH_IMPORT_LIMIT, "torch"
     cpu_start, cpu_limit = 0.0, float("inf")
     before: int | None = None
@@ -268,14 +270,15 @@ def _supervise(run: Run, ranks: list[Rank], sandbox: Sandbox, inputs: Distribute
     return before
 
 
-def _read(rank: Rank, inbox: queue.Queue, world: int) -> None:
-    """One rank's messages, each checked; anything malformed, or one too many, ends the conversation."""
+def _read(rank: Rank, inbox: queue.Queue, world: int, deadline: float) -> None:
+    """One rank's messages, each checked, until `deadline`; anything malformed, or one too many, ends the
+    conversation."""
     reader = wire.MessageReader(rank.from_rank, RANK_REPLY_BYTES)
     for _ in range(MAX_MESSAGES):
         try:
-            body, tensors = reader.read()
+            body, tensors = reader.read(deadline)
             message = replies.parse_rank(body, tensors, world)
-        except (wire.ChannelClosed, OSError):
+        except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
             inbox.put((rank.number, {"kind": "closed"}))
             return
         except wire.BadMessage as error:
