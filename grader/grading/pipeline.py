@@ -38,7 +38,7 @@ from grader.grading.request import UNHEARD, Listener, Run, shown_path
 from grader.grading.distributed_beside import DistributedBeside, run_suite
 from grader.grading.distributed import DistributedRun, choose_suite
 from grader.grading.warm_up import warm_up_cases
-from grader.grading.watchdog import Stalled, Watchdog, stall_after
+from grader.grading.watchdog import Stalled, Watchdog, last_resort, stall_after
 from grader.grading.worker_client import WorkerClient
 from grader.results import Report
 from grader.sandbox.machine import sandboxes_apart
@@ -201,6 +201,8 @@ def prepare_process() -> None:
     zygote.prestart()
     # On a normal exit, stopped and waited for: its CPU time then counts in this process's, and so in the run's.
     atexit.register(zygote.stop)
+    # A grade still stuck after the watchdog told it ends this process, never the pool that waits on it.
+    last_resort(lambda message: os._exit(3))
 
 
 def preload() -> None:
