@@ -122,12 +122,35 @@ def run_distributed_suite(run: Run, listener: Listener, suite_run: DistributedRu
         listener.finished(result)
 
 
+class Group(NamedTuple):
+    """One case's group of ranks as it ran: the verdict, each rank (what it said), the inputs, the bytes moved."""
+
+    result: CaseResult
+    ranks: list[Rank]
+    inputs: DistributedInputs
+    traffic: int | None
+
+
 def run_case(run: Run, suite_run: DistributedRun, case: Case, use_cuda: bool = False,
              stop: threading.Event | None = None,
              on_traffic: Callable[[int | None, DistributedInputs], None] | None = None) -> CaseResult:
+    """One of the suite's cases on `run.file` (run_group), its failure named after the catalogued mistake it agrees
+    with where `run.diagnose` (grader/grading/distributed_diagnosis.py). `on_traffic` gets the bytes the kernel
+    counted between the ranks (None where it cannot count them) and the case's inputs."""
+    group = run_group(run, suite_run, case, use_cuda, stop)
+    if on_traffic is not None:
+        on_traffic(group.traffic, group.inputs)
+    if run.diagnose and group.result.outcome in (Outcome.FAILED, Outcome.ERROR):
+        from grader.grading.distributed_diagnosis import diagnose
+
+        diagnose(run, suite_run, case, group, stop)
+    return group.result
+
+
+def run_group(run: Run, suite_run: DistributedRun, case: Case, use_cuda: bool = False,
+              stop: threading.Event | None = None) -> Group:
     """Start the ranks of one of the suite's cases on `run.file`, wait for all of them within the suite's limit, kill
-    them all, judge their replies. `on_traffic` gets the bytes the kernel counted between the ranks (None where it
-    cannot count them) and the case's inputs."""
+    them all, judge their replies."""
     exercise, suite = run.exercise, suite_run.suite
     inputs = suite.build(case, suite_run.reference)
     world = inputs.world
@@ -157,13 +180,11 @@ def run_case(run: Run, suite_run: DistributedRun, case: Case, use_cuda: bool = F
     from grader.grading.distributed_verdict import judge
 
     judge(ranks, inputs, limit, exercise, result, traffic)
-    if on_traffic is not None:
-        on_traffic(traffic, inputs)
     stats = [rank.reply.get("stats") or [] for rank in ranks]
     table = suite.table(stats, inputs) if any(stats) else None
     if table:
         result.extra["table"] = table
-    return result
+    return Group(result, ranks, inputs, traffic)
 
 
 def _start(sandbox: Sandbox, suite: DistributedSuite, learner: Path, inputs: DistributedInputs, use_cuda: bool,
