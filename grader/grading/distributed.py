@@ -143,7 +143,7 @@ def run_case(run: Run, suite_run: DistributedRun, case: Case, use_cuda: bool = F
     if run.diagnose and group.result.outcome in (Outcome.FAILED, Outcome.ERROR):
         from grader.grading.distributed_diagnosis import diagnose
 
-        diagnose(run, suite_run, case, group, stop)
+        diagnose(run, suite_run, case, group, run_group, stop)
     return group.result
 
 

@@ -18,7 +18,7 @@ import math
 import shutil
 import threading
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from grader.course import mistakes, trust
 from grader.grading import agreement, answer_cache, compare
@@ -60,8 +60,10 @@ def evidence(group: Any) -> Evidence:
                     result.outcome.counts_as_failure)
 
 
-def diagnose(run: Any, suite_run: Any, case: Any, group: Any, stop: threading.Event | None = None) -> None:
-    """Name the failing case's mistake in `group.result` (its diagnosis, and the bytes where they are the clue)."""
+def diagnose(run: Any, suite_run: Any, case: Any, group: Any, runner: Callable[..., Any],
+             stop: threading.Event | None = None) -> None:
+    """Name the failing case's mistake in `group.result` (its diagnosis, and the bytes where they are the clue);
+    `runner` runs a group of ranks as `group` was run (grader/grading/distributed.py's run_group)."""
     exercise, result = run.exercise, group.result
     needs = _needs(suite_run.suite, group.inputs)
     if exercise.precomputed is not None or not exercise.mistakes.is_dir():
@@ -70,7 +72,7 @@ def diagnose(run: Any, suite_run: Any, case: Any, group: Any, stop: threading.Ev
     mine = evidence(group)
     behaviours = {}
     for mistake in candidates(exercise, suite_run.suite):
-        found = behaviour(run, suite_run, case, mistake, stop)
+        found = behaviour(run, suite_run, case, mistake, runner, stop)
         if found is None:  # the run was stopped meanwhile: nothing is named
             return
         behaviours[mistake.stem] = found
@@ -89,11 +91,10 @@ def candidates(exercise: Any, suite: Any) -> list[Mistake]:
             if _defined(exercise.mistakes / f"{mistake.stem}.py") & called]
 
 
-def behaviour(run: Any, suite_run: Any, case: Any, mistake: Mistake, stop: threading.Event | None = None
-              ) -> Evidence | None:
-    """What `mistake` does on `case` in the suite, run once per process (and kept on disk where that is safe);
-    None when `stop` was set while it ran."""
-    from grader.grading.distributed import run_group
+def behaviour(run: Any, suite_run: Any, case: Any, mistake: Mistake, runner: Callable[..., Any],
+              stop: threading.Event | None = None) -> Evidence | None:
+    """What `mistake` does on `case` in the suite, run by `runner` (run_group) once per process (and kept on disk
+    where that is safe); None when `stop` was set while it ran."""
     from grader.grading.request import Run
 
     exercise = run.exercise
@@ -112,7 +113,7 @@ def behaviour(run: Any, suite_run: Any, case: Any, mistake: Mistake, stop: threa
         folder = mistakes.temporary_folder()
         try:
             path = mistakes.as_submission(exercise.mistakes / f"{mistake.stem}.py", exercise.solution, folder)
-            group = run_group(Run(exercise, path, "submit", "cpu", diagnose=False), suite_run, case, False, stop)
+            group = runner(Run(exercise, path, "submit", "cpu", diagnose=False), suite_run, case, False, stop)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         if stop is not None and stop.is_set():

@@ -186,15 +186,15 @@ def _in_suite(judge: Judge, suite: Any, case: Case, stem: str) -> list[str]:
     """The mistakes that agree with `stem`'s own failure on a distributed suite's case, closest first, each run in
     the suite as a grade runs them."""
     from grader.grading import distributed_diagnosis
-    from grader.grading.distributed import DistributedRun
+    from grader.grading.distributed import DistributedRun, run_group
     from grader.grading.request import Run
 
     exercise = judge.exercise
     run = Run(exercise, exercise.solution, "submit", "cpu", diagnose=False)  # the exercise's, to run the mistakes
     suite_run = DistributedRun(suite, suite.world_of(case), judge.reference)
     by_stem = {mistake.stem: mistake for mistake in diagnosis.catalogue(exercise).mistakes}
-    mine = distributed_diagnosis.behaviour(run, suite_run, case, by_stem[stem])
-    others = {mistake.stem: distributed_diagnosis.behaviour(run, suite_run, case, mistake)
+    mine = distributed_diagnosis.behaviour(run, suite_run, case, by_stem[stem], run_group)
+    others = {mistake.stem: distributed_diagnosis.behaviour(run, suite_run, case, mistake, run_group)
               for mistake in distributed_diagnosis.candidates(exercise, suite)}
     return distributed_diagnosis.agreeing(mine, others, suite.build(case, judge.reference))
 
