@@ -61,20 +61,21 @@ def test_mistake_is_caught_and_named_as_recorded(name, path, tmp_path):
     entry = record.read(exercise).mistakes[path.stem]
     assert entry.caught_by, f"{path.stem} passes every case"
     runnable = as_submission(path, exercise.solution, tmp_path)
-    if entry.only_distributed:  # caught by the distributed suite alone, where no diagnosis is worked out
+    # Several mistakes can agree on one case; over the whole suite none may be named more often than this one.
+    assert entry.named_on and entry.named_most, entry
+    if entry.only_distributed:  # caught by the distributed suite alone: named there, as a grade names it
         from grader.grading.distributed import DistributedRun, run_case
 
         suite = next(iter(load_trusted(exercise, "submit", True).suites.values()))
-        case = next(case for case in suite.all_cases() if case.name == entry.caught_by[0])
+        case = next(case for case in suite.all_cases() if case.name == entry.named_on[0])
         result = run_case(Run(exercise, runnable, "submit", "cpu"),
                           DistributedRun(suite, suite.world_of(case), load_reference(exercise)), case)
         # Caught by the rule the mistake says it breaks, or by wrong values: never by a crash or an error of its own.
         violates = next(m.violates for m in catalogue(exercise).mistakes if m.stem == path.stem)
         assert result.outcome.value == "failed" and result.extra.get("violates", "") == violates, (
             result.outcome, result.message[:200])
+        assert result.diagnosis and result.diagnosis.mistake == path.stem, (result.message, result.diagnosis)
         return
-    # Several mistakes can agree on one case; over the whole suite none may be named more often than this one.
-    assert entry.named_on and entry.named_most, entry
     case = entry.named_on[0]
     (result,) = [r for r in grade(Run(exercise, runnable, "submit", "cpu", only={case})).results if r.name == case]
     assert result.outcome.counts_as_failure and result.diagnosis and result.diagnosis.mistake == path.stem, (

@@ -194,11 +194,12 @@ def test_the_matrix_says_when_a_mistake_is_caught_only_by_raising() -> None:
         == ["a", "b"]
 
 
-def test_the_matrix_says_when_only_the_distributed_suite_catches_a_mistake() -> None:
+def test_the_matrix_says_when_only_the_distributed_suite_catches_a_mistake_and_what_it_names_there() -> None:
     from grader.instructor.matrix import Matrix, MistakeRow
     from grader.report.validation import matrix_lines
 
-    row = MistakeRow("forgets_the_all_reduce", caught_by=["mlp-2", "mlp-3"], named={"mlp-2": None, "mlp-3": None},
+    row = MistakeRow("forgets_the_all_reduce", caught_by=["mlp-2", "mlp-3"],
+                     named={"mlp-2": "forgets_the_all_reduce", "mlp-3": None},
                      without_itself={"mlp-2": None, "mlp-3": None}, distributed=["mlp-2", "mlp-3"])
-    assert matrix_lines(Matrix(["mlp-2", "mlp-3"], [row], {}))[1].endswith(
-        "2 cases  of the distributed suite alone, where no diagnosis is worked out")
+    line = matrix_lines(Matrix(["mlp-2", "mlp-3"], [row], {}))[1]
+    assert "2 cases (the distributed suite's alone)  named 1/2 (also nothing on 1)" in line, line

@@ -44,6 +44,7 @@ class OutputCollector(threading.Thread):
         self._segments: list[tuple[bytes, int]] = []
         self._ready = threading.Condition()
         self._wake_read, self._wake_write = os.pipe()
+        self._woken = True  # whether the wake pipe is still open: closed, its numbers may be another's descriptors
         self.start()
 
     def run(self) -> None:
@@ -68,12 +69,13 @@ class OutputCollector(threading.Thread):
             # This thread owns the pipe and is the only one to close it, after its end: a descriptor closed
             # under a blocked read would be reused by the next pipe, and this read would steal its bytes.
             self._stream.close()
-            for wake in (self._wake_read, self._wake_write):
-                try:
-                    os.close(wake)
-                except OSError:
-                    pass
-            with self._ready:
+            with self._ready:  # never while take() writes to it: that write would land in a reused descriptor
+                self._woken = False
+                for wake in (self._wake_read, self._wake_write):
+                    try:
+                        os.close(wake)
+                    except OSError:
+                        pass
                 self._ready.notify_all()
 
     def _read(self, fd: int, size: int) -> int:
@@ -108,13 +110,13 @@ class OutputCollector(threading.Thread):
         deadline = time.monotonic() + timeout
         with self._ready:
             asked = False
-            if self.is_alive():
+            if self._woken:
                 try:
                     os.write(self._wake_write, b"x")
                     asked = True
                 except OSError:
                     pass
-            while asked and not self._segments and self.is_alive() and time.monotonic() < deadline:
+            while asked and not self._segments and self._woken and time.monotonic() < deadline:
                 self._ready.wait(max(deadline - time.monotonic(), 0.001))
             if self._segments:
                 kept, dropped = self._segments.pop(0)

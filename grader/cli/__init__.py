@@ -60,7 +60,11 @@ def entry() -> NoReturn:
     Finalizing every module torch loaded takes about 0.3 s at exit, a fifth of a `grader run`, and buys
     nothing: by then the grader's files are written and closed and its processes stopped. Exit handlers
     still run and the standard streams are flushed. Where a thread of the grader's own is still at work,
-    the interpreter exits as usual and waits for it."""
+    the interpreter exits as usual and waits for it. A run still stuck after the watchdog told it that the grader
+    stalled (grader/grading/watchdog.py) ends the command here: said in one line, exit status 3."""
+    from grader.grading.watchdog import last_resort
+
+    last_resort(_stalled)
     status = main()
     others = [thread for thread in threading.enumerate() if thread is not threading.main_thread()]
     if any(thread.is_alive() and not thread.daemon for thread in others):
@@ -72,6 +76,13 @@ def entry() -> NoReturn:
         except (OSError, ValueError, AttributeError):  # a reader that went away, or no stream at all
             pass
     os._exit(status)
+
+
+def _stalled(message: str) -> NoReturn:
+    """The command's end when its run never came back from being told it stalled: nothing of it runs on (its
+    sandboxes die with this process), and it says so."""
+    _say(f"Not graded: {message}")
+    os._exit(EXIT_INTERNAL)
 
 
 def _dispatch(argv: list[str] | None) -> int:

@@ -31,6 +31,7 @@ _PREPARED: dict[tuple[str, str], tuple] = {}
 _PREPARING: dict[tuple[str, str], threading.Event] = {}
 _LOCK = threading.Lock()
 _KEEP_AUDITED = [False]  # whether a memory-audited case's inputs outlive its run (keep_audited_inputs)
+PREPARE_WAIT = 120.0  # seconds to wait for the thread building a case's inputs; then they are built here as well
 
 
 def keep_audited_inputs() -> None:
@@ -75,8 +76,8 @@ class Judge:
                 _PREPARED[key] = (inputs, *self._answers(case, inputs, "\0".join(key)))
             finally:
                 ready.set()
-        ready.wait()
-        if key not in _PREPARED:  # the thread that built it failed: build it here, and raise what it raises
+        ready.wait(PREPARE_WAIT)
+        if key not in _PREPARED:  # the thread that built it failed, or is still at it: build it here too
             inputs = self._course(self.checker.build_inputs, case.function, case.params)
             expected = self._course(self.checker.expected, case.function, inputs)
             baseline = self._course(self.checker.baseline, case.function, inputs, self.reference,

@@ -122,12 +122,35 @@ def run_distributed_suite(run: Run, listener: Listener, suite_run: DistributedRu
         listener.finished(result)
 
 
+class Group(NamedTuple):
+    """One case's group of ranks as it ran: the verdict, each rank (what it said), the inputs, the bytes moved."""
+
+    result: CaseResult
+    ranks: list[Rank]
+    inputs: DistributedInputs
+    traffic: int | None
+
+
 def run_case(run: Run, suite_run: DistributedRun, case: Case, use_cuda: bool = False,
              stop: threading.Event | None = None,
              on_traffic: Callable[[int | None, DistributedInputs], None] | None = None) -> CaseResult:
+    """One of the suite's cases on `run.file` (run_group), its failure named after the catalogued mistake it agrees
+    with where `run.diagnose` (grader/grading/distributed_diagnosis.py). `on_traffic` gets the bytes the kernel
+    counted between the ranks (None where it cannot count them) and the case's inputs."""
+    group = run_group(run, suite_run, case, use_cuda, stop)
+    if on_traffic is not None:
+        on_traffic(group.traffic, group.inputs)
+    if run.diagnose and group.result.outcome in (Outcome.FAILED, Outcome.ERROR):
+        from grader.grading.distributed_diagnosis import diagnose
+
+        diagnose(run, suite_run, case, group, run_group, stop)
+    return group.result
+
+
+def run_group(run: Run, suite_run: DistributedRun, case: Case, use_cuda: bool = False,
+              stop: threading.Event | None = None) -> Group:
     """Start the ranks of one of the suite's cases on `run.file`, wait for all of them within the suite's limit, kill
-    them all, judge their replies. `on_traffic` gets the bytes the kernel counted between the ranks (None where it
-    cannot count them) and the case's inputs."""
+    them all, judge their replies."""
     exercise, suite = run.exercise, suite_run.suite
     inputs = suite.build(case, suite_run.reference)
     world = inputs.world
@@ -157,13 +180,11 @@ def run_case(run: Run, suite_run: DistributedRun, case: Case, use_cuda: bool = F
     from grader.grading.distributed_verdict import judge
 
     judge(ranks, inputs, limit, exercise, result, traffic)
-    if on_traffic is not None:
-        on_traffic(traffic, inputs)
     stats = [rank.reply.get("stats") or [] for rank in ranks]
     table = suite.table(stats, inputs) if any(stats) else None
     if table:
         result.extra["table"] = table
-    return result
+    return Group(result, ranks, inputs, traffic)
 
 
 def _start(sandbox: Sandbox, suite: DistributedSuite, learner: Path, inputs: DistributedInputs, use_cuda: bool,
@@ -210,10 +231,12 @@ def _supervise(run: Run, ranks: list[Rank], sandbox: Sandbox, inputs: Distribute
     Importing the learner's file may take the run's per-case limit."""
     import_limit, world = run.exercise.time_limit, inputs.world
     inbox: queue.Queue = queue.Queue()
-    for rank in ranks:
-        rank.reader = threading.Thread(target=_read, args=(rank, inbox, world), daemon=True)
-        rank.reader.start()
     now = time.monotonic()
+    # The readers' own deadline: past every phase's below, whatever the ranks do (they are killed by then).
+    last = now + TORCH_IMPORT_LIMIT + (import_limit + max(1.0, COMM_FRACTION * limit) + limit) * WALL_FACTOR + 10
+    for rank in ranks:
+        rank.reader = threading.Thread(target=_read, args=(rank, inbox, world, last), daemon=True)
+        rank.reader.start()
     deadline, phase = now + TORCH_IMPORT_LIMIT, "torch"
     cpu_start, cpu_limit = 0.0, float("inf")
     before: int | None = None
@@ -268,14 +291,15 @@ def _supervise(run: Run, ranks: list[Rank], sandbox: Sandbox, inputs: Distribute
     return before
 
 
-def _read(rank: Rank, inbox: queue.Queue, world: int) -> None:
-    """One rank's messages, each checked; anything malformed, or one too many, ends the conversation."""
+def _read(rank: Rank, inbox: queue.Queue, world: int, deadline: float) -> None:
+    """One rank's messages, each checked, until `deadline`; anything malformed, or one too many, ends the
+    conversation."""
     reader = wire.MessageReader(rank.from_rank, RANK_REPLY_BYTES)
     for _ in range(MAX_MESSAGES):
         try:
-            body, tensors = reader.read()
+            body, tensors = reader.read(deadline)
             message = replies.parse_rank(body, tensors, world)
-        except (wire.ChannelClosed, OSError):
+        except (wire.ChannelClosed, wire.ChannelTimeout, OSError):
             inbox.put((rank.number, {"kind": "closed"}))
             return
         except wire.BadMessage as error:

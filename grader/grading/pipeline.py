@@ -38,6 +38,7 @@ from grader.grading.request import UNHEARD, Listener, Run, shown_path
 from grader.grading.distributed_beside import DistributedBeside, run_suite
 from grader.grading.distributed import DistributedRun, choose_suite
 from grader.grading.warm_up import warm_up_cases
+from grader.grading.watchdog import Stalled, Watchdog, last_resort, stall_after
 from grader.grading.worker_client import WorkerClient
 from grader.results import Report
 from grader.sandbox.machine import sandboxes_apart
@@ -70,10 +71,19 @@ def grade(run: Run, listener: Listener | None = None) -> Report:
     if run.device not in DEVICES:
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
     budget = Budget(run.exercise.time_budget)
+    from grader.sandbox import zygote
     from grader.sandbox.machine import probe_soon
 
     probe_soon()  # what confines learner code here, found while load_trusted imports torch
-    report, trusted = _graded(run, listener or UNHEARD, budget)
+    # Every wait below has a deadline; the watchdog bounds the whole run should one still be missed.
+    with Watchdog(stall_after(run.exercise), on_stall=zygote.stop) as watchdog:
+        try:
+            report, trusted = _graded(run, listener or UNHEARD, budget, watchdog)
+        except Stalled as stalled:
+            report = Report(run.exercise.name, run.mode, run.display, declared_max=run.exercise.max_score,
+                            not_graded=str(stalled))
+            report.seconds = time.monotonic() - started
+            return report
     changed = trust.changed(trusted.digests, run.exercise)
     if changed:
         report.integrity_error = (f"the course files changed while grading ({len(changed)}: "
@@ -83,7 +93,7 @@ def grade(run: Run, listener: Listener | None = None) -> Report:
     return report
 
 
-def _graded(run: Run, listener: Listener, budget: Budget) -> tuple[Report, Trusted]:
+def _graded(run: Run, listener: Listener, budget: Budget, watchdog: Watchdog) -> tuple[Report, Trusted]:
     """Every case of the run (and the distributed suite), in isolated workers: the report and what was trusted."""
     from grader.sandbox.machine import containment, refusal
 
@@ -93,6 +103,7 @@ def _graded(run: Run, listener: Listener, budget: Budget) -> tuple[Report, Trust
     beside: DistributedBeside | None = None  # the distributed suite, where it runs beside the hidden cases (distributed_beside.py)
     try:
         trusted = load_trusted(exercise, run.mode, run.distributed is not None)
+        watchdog.allow(stall_after(exercise, max((case.time_limit or 0.0 for case in trusted.cases), default=None)))
         suite_run = choose_suite(run, trusted.suites, trusted.reference)  # a usage error before anything runs
         if suite_run is not None and run.only is not None and run.distributed is None \
                 and not {case.name for case in suite_run.suite.cases(suite_run.world)} & run.only:
@@ -190,6 +201,8 @@ def prepare_process() -> None:
     zygote.prestart()
     # On a normal exit, stopped and waited for: its CPU time then counts in this process's, and so in the run's.
     atexit.register(zygote.stop)
+    # A grade still stuck after the watchdog told it ends this process, never the pool that waits on it.
+    last_resort(lambda message: os._exit(3))
 
 
 def preload() -> None:

@@ -192,7 +192,7 @@ def _grouped(run: ScaleRun, exercise: Exercise, suite: Any, cases: list[Case], r
             timer.daemon = True
             timer.start()
             try:
-                result = run_case(Run(exercise, series.design.file, "submit", "cpu"),
+                result = run_case(Run(exercise, series.design.file, "submit", "cpu", diagnose=False),
                                   DistributedRun(suite, suite.world_of(case), reference), case, False, stop,
                                   lambda traffic, inputs: counted.update(traffic=traffic, inputs=inputs))
             finally:

@@ -32,7 +32,7 @@ class MistakeRow:
     without_itself: dict[str, str | None] = field(default_factory=dict)  # case -> named, were it not catalogued
     matches: dict[str, list[str]] = field(default_factory=dict)          # case -> every mistake that agreed
     raised: list[str] = field(default_factory=list)  # the catching cases where the mistake raised, not answered
-    distributed: list[str] = field(default_factory=list)  # the catching cases of a distributed suite (no diagnosis)
+    distributed: list[str] = field(default_factory=list)  # the catching cases of a distributed suite
 
     @property
     def only_by_raising(self) -> bool:
@@ -88,14 +88,16 @@ class Matrix:
 
 
 def build(judge: Judge, cases: list[Case], mistakes: list[Graded], variants: list[Graded],
-          cache: VerdictCache | None = None, distributed_cases: list[Case] = ()) -> Matrix:
+          cache: VerdictCache | None = None, distributed: tuple[Any, list[Case]] | None = None) -> Matrix:
     """The matrix, with every diagnosis worked out as `judge` (the exercise's checker and reference) sees the cases,
     against the catalogue as it is now: afresh, or remembered in `cache` under the whole catalogue's content (a new
-    case works out that case's cells alone). A distributed suite's cases (`distributed_cases`) catch mistakes too; no
-    diagnosis is worked out on them (none names one there)."""
+    case works out that case's cells alone). A distributed suite's cases (`distributed`: the suite and its cases)
+    catch mistakes too, and are named as a grade names them (grader/grading/distributed_diagnosis.py)."""
     exercise = judge.exercise
     known = diagnosis.catalogue(exercise)
     by_name = {case.name: case for case in cases}
+    suite, distributed_cases = distributed or (None, [])
+    in_suite = {case.name: case for case in distributed_cases}
     whole = catalogue_digest(exercise.mistakes)
     rows = []
     for graded in mistakes:
@@ -105,15 +107,18 @@ def build(judge: Judge, cases: list[Case], mistakes: list[Graded], variants: lis
         row.raised = [result.name for result in failing if result.outcome is Outcome.ERROR]
         full, alone = {}, {}
         for result in failing:
-            case = by_name.get(result.name)
-            if case is None:  # a distributed suite's case: it catches, and names nothing
-                row.named[result.name] = row.without_itself[result.name] = None
-                row.distributed.append(result.name)
+            case = by_name.get(result.name) or in_suite.get(result.name)
+            if case is None:
                 continue
             key = cache.cell_key(whole, case, row.stem, str(result.extra.get("violates", ""))) if cache else ""
             remembered = cache.cell(key) if cache else None
-            # Worked out once: leaving the mistake itself out only drops it from the list.
-            found, by_rule, symptom = remembered or _agreeing(judge, known, case, result, row.stem)
+            if case.name in in_suite:
+                row.distributed.append(case.name)
+            # Worked out once: leaving the mistake itself out only drops it from the list. A distributed case names
+            # the first that agrees, as a broken rule does.
+            found, by_rule, symptom = remembered or (
+                (_in_suite(judge, suite, case, row.stem), True, False) if case.name in in_suite else
+                _agreeing(judge, known, case, result, row.stem))
             if cache and remembered is None:
                 cache.put_cell(key, found, by_rule, symptom)
             others = [stem for stem in found if stem != row.stem]
@@ -175,6 +180,23 @@ def catalogue_digest(folder: Path) -> str:
         if "__pycache__" not in path.parts:
             digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def _in_suite(judge: Judge, suite: Any, case: Case, stem: str) -> list[str]:
+    """The mistakes that agree with `stem`'s own failure on a distributed suite's case, closest first, each run in
+    the suite as a grade runs them."""
+    from grader.grading import distributed_diagnosis
+    from grader.grading.distributed import DistributedRun, run_group
+    from grader.grading.request import Run
+
+    exercise = judge.exercise
+    run = Run(exercise, exercise.solution, "submit", "cpu", diagnose=False)  # the exercise's, to run the mistakes
+    suite_run = DistributedRun(suite, suite.world_of(case), judge.reference)
+    by_stem = {mistake.stem: mistake for mistake in diagnosis.catalogue(exercise).mistakes}
+    mine = distributed_diagnosis.behaviour(run, suite_run, case, by_stem[stem], run_group)
+    others = {mistake.stem: distributed_diagnosis.behaviour(run, suite_run, case, mistake, run_group)
+              for mistake in distributed_diagnosis.candidates(exercise, suite)}
+    return distributed_diagnosis.agreeing(mine, others, suite.build(case, judge.reference))
 
 
 def _agreeing(judge: Judge, known: Any, case: Case, result: Any, stem: str) -> tuple[list[str], bool, bool]:

@@ -217,7 +217,7 @@ def _check_catalogue(loaded: Loaded, validation: Validation, progress: Callable[
               "; ".join(rejected) or f"{len(variants)} variants"))
     progress("working out what the diagnosis names on each case ...")
     judge = Judge(exercise, checker, "", load_reference(exercise))
-    validation.matrix = matrix.build(judge, cases, mistakes, variants, cache, suite[1] if suite else [])
+    validation.matrix = matrix.build(judge, cases, mistakes, variants, cache, suite)
     cache.save()
     validation.checks.extend(liveness_checks(judge, cases, mistakes))  # rules no case fails, entries no mistake calls
     covered = coverage_check(judge, cases)  # the ranges the statement promises, each held by a case
@@ -225,7 +225,7 @@ def _check_catalogue(loaded: Loaded, validation: Validation, progress: Callable[
         validation.checks.append(covered)
     distributed = {case.name for case in suite[1]} if suite else set()
     twins = {stem for pair in validation.matrix.indistinguishable() for stem in pair}  # said apart, just above
-    unnamed = [row.stem for row in validation.matrix.rows if row.caught_by and not set(row.caught_by) <= distributed
+    unnamed = [row.stem for row in validation.matrix.rows if row.caught_by
                and row.stem not in twins and not any(stem == row.stem for stem in row.named.values())]
     add(Check("every mistake is named by the diagnosis where it is caught", not unnamed,
               f"never named: {', '.join(unnamed)}" if unnamed else f"{len(validation.matrix.rows)} mistakes"))

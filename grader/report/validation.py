@@ -44,11 +44,8 @@ def matrix_lines(matrix: Any) -> list[str]:
         if not row.caught_by:
             lines.append(f"  {row.stem:<{width}}  NOT CAUGHT")
             continue
-        if len(row.distributed) == len(row.caught_by):
-            lines.append(f"  {row.stem:<{width}} {len(row.caught_by):4d} cases  of the distributed suite alone, where "
-                         f"no diagnosis is worked out" + _raising(row))
-            continue
-        lines.append(f"  {row.stem:<{width}} {len(row.caught_by):4d} cases  named {row.named_itself}/"
+        alone = " (the distributed suite's alone)" if len(row.distributed) == len(row.caught_by) else ""
+        lines.append(f"  {row.stem:<{width}} {len(row.caught_by):4d} cases{alone}  named {row.named_itself}/"
                      f"{len(row.caught_by)}{_others(row.named, row.stem)}; without it: {_others(row.without_itself, '', True)}"
                      + _raising(row))
     nothing = matrix.catching_nothing()

@@ -50,7 +50,7 @@ class MistakeRecord:
 
     caught_by: list[str]
     named_on: list[str]
-    only_distributed: bool  # caught by the distributed suite alone, where no diagnosis is worked out
+    only_distributed: bool  # caught by the distributed suite alone
     named_most: bool        # over the whole suite, no other mistake is named more often where it is caught
 
 

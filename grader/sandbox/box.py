@@ -249,7 +249,10 @@ class Sandbox(Running):
                 self.launcher.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 _kill(self.launcher.pid)
-                self.launcher.wait()
+                try:
+                    self.launcher.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    pass  # in the kernel's hands now (uninterruptible sleep): never waited on without end
         if self.group is not None:
             self.group.kill()
 
