@@ -10,6 +10,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from grader.channel import noise, shared_inputs
+from grader.channel.stack_sample import described
 from grader.course import trust
 from grader.course.blame import charged_to_course, course_frame, where
 from grader.course.cases import Case
@@ -53,6 +54,9 @@ class Judge:
         self.named: list[str] = []  # catalogued mistakes named so far in this run, tried first on the next failure
         self.warm_ups: dict[str, Case] = {}  # per function, the small case its first call is made on (warm_up.py)
         self.catalogue = None  # the catalogue of mistakes, looked up on the first failure (grader/grading/diagnosis.py)
+        # Functions not called again in this run (grader/grading/budget.py, Budget.stopped): the worker stops a call of
+        # one, and the case that made it is reported as depending on it.
+        self.stopped: dict[str, Any] = {}
         self._keys: dict[int, tuple[Case, tuple[str, str]]] = {}
 
     def prepare(self, case: Case) -> tuple[Any, tuple, tuple | None]:
@@ -204,6 +208,7 @@ class Judge:
                 raise CourseBroken(where(error, self.exercise.root)) from None
             result.outcome, result.diagnosis = Outcome.CRASHED, None
             result.message = f"crashed: the worker's reply could not be judged ({type(error).__name__})"
+            result.cause = "crashed (a reply that could not be judged)"
         if called.first_call:
             result.message += " (in the warm-up call on a small input, made before this case's own)"
         if MEMORY_AUDIT in case.audit and not _KEEP_AUDITED[0]:
@@ -232,6 +237,7 @@ class Judge:
         try:
             task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
                     "size": shared.size, "device": device, "audit": list(case.audit) if observed_call else [],
+                    "stopped": sorted(self.stopped),
                     # What each rule has the worker observe; a warm-up call is watched for none.
                     **(self._course(self._asked, case, inputs) if observed_call else {})}
         except BaseException:
@@ -256,18 +262,29 @@ class Judge:
         inputs, expected, baseline = prepared
         raw = called.raw
         reply = raw.reply
+        if reply is not None:
+            result.reached = self._reached(case.function, reply.observations.get("calls", []))
+        if raw.kind == "stopped":
+            if reply is not None and reply.message in self.stopped:
+                self._depends(case, reply.message, result)
+            else:  # the worker named a function the grader never stopped: not a reply the grader asked for
+                result.outcome, result.cause = Outcome.CRASHED, "crashed (a malformed reply)"
+                result.message = "crashed: the worker sent a malformed reply (a call stopped that was not stopped)"
+            return
         if raw.kind == "returned":
             call = Call(self.exercise.rules, self.checker, case, inputs, reply.observations, called.modified,
                         raw.peak_bytes)
             unjudged = next((why for rule in RULES if (why := rule.unjudged(call))), "")
             if unjudged:
                 result.outcome, result.message = Outcome.NOT_JUDGED, unjudged
+                result.cause = "could not be judged on this machine"
                 return
             violation = next((found for rule in RULES if (found := rule.judge(call))), None)
             if violation:
                 result.message = violation.hidden_message if case.hidden and violation.hidden_message else \
                     violation.message
                 result.extra["violates"] = violation.kind
+                result.cause = f"broke the {violation.kind} rule"
                 # What broke it, in the grader's own terms (operator names it listed, input indices), so that the
                 # diagnosis names the mistake that broke it the same way.
                 result.extra["evidence"] = violation.evidence
@@ -281,8 +298,39 @@ class Judge:
             # code chose could carry the hidden inputs out.
             result.message = verdict.hidden_message if case.hidden and not verdict.passed else inert(verdict.message)
             result.details = [] if case.hidden else [inert(line) for line in verdict.details]
+            result.cause = "" if verdict.passed else verdict.hidden_message
             return
         failure.describe(case, raw, result, called.lines, self._limit(case), self.exercise.memory_limit_mb)
+        if raw.stopped_at and not case.hidden:  # a hint from beside the learner's code: a visible case's alone
+            result.message += f"; {described(raw.stopped_at, self.learner_name)}"
+
+    def _reached(self, function: str, calls: list[str]) -> list[str]:
+        """The exercise's functions a call of `function` was seen reaching, directly or through others, from the
+        worker's 'caller>callee' observations (names the exercise does not have are passed over)."""
+        known = self.checker.functions
+        edges: dict[str, set[str]] = {}
+        for call in calls:
+            caller, _, callee = call.partition(">")
+            if caller in known and callee in known:
+                edges.setdefault(caller, set()).add(callee)
+        reached, todo = [], [function]
+        while todo:
+            for callee in sorted(edges.get(todo.pop(), ())):
+                if callee != function and callee not in reached:
+                    reached.append(callee)
+                    todo.append(callee)
+        return reached
+
+    def _depends(self, case: Case, function: str, result: CaseResult) -> None:
+        """A case whose call reached a function stopped for this run: reported as depending on it, not run on."""
+        outcome, first, hidden = self.stopped[function]
+        what = "timed out" if outcome is Outcome.TIMED_OUT else "ran out of memory"
+        result.outcome, result.not_run = outcome, "depends"
+        result.reached = list(dict.fromkeys([*result.reached, function]))
+        result.cause = f"not run: it calls {function}, which {what} before"
+        on = "on a hidden case" if hidden else f"on {first}"
+        result.message = (f"not run to the end: it calls {function}, which {what} {on} earlier in this run and is "
+                          f"not called again; fix that first")
 
     def load_error(self, loaded: RawResult) -> str:
         """One clear message for a file that could not be imported, naming file, line and text."""

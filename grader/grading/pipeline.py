@@ -227,6 +227,7 @@ def _grade(run: Run, listener: Listener, trusted: Trusted, schedule: Schedule, r
            budget: Budget) -> None:
     judge = Judge(run.exercise, trusted.checker, run.display, trusted.reference, diagnose=run.diagnose)
     judge.warm_ups = trusted.warm_ups
+    judge.stopped = budget.stopped  # the same record: a function stopped now is stopped in every task sent after
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     devices = schedule.devices
     stop = threading.Event()
