@@ -38,7 +38,7 @@ class Samples:
     def drain(self) -> bytes:
         """Everything written since the last drain (its last MAX_KEPT bytes)."""
         chunks = [self._kept]
-        while True:
+        while self.fd >= 0:
             try:
                 chunk = os.read(self.fd, 1 << 16)
             except (BlockingIOError, InterruptedError):
@@ -54,10 +54,13 @@ class Samples:
         return b"".join(chunks)[-MAX_KEPT:]
 
     def close(self) -> None:
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
+        """Close the read end, once: a descriptor closed twice could be another pipe's by then."""
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def where(samples: bytes, learner: str, lines: int) -> list[Frame]:

@@ -98,6 +98,11 @@ def blame(outcome: str, what: str, violates: str = "") -> str:
     """What a required case did that cost the score, after 'and it': the rule it broke, the values, or the outcome."""
     if violates:
         return f"broke the {violates} rule ({what})" if what and violates not in what else f"broke the {violates} rule"
+    if what.startswith("broke "):
+        return what
+    if what in ("", outcome):
+        return {Outcome.TIMED_OUT.value: "timed out", Outcome.OUT_OF_MEMORY.value: "ran out of memory"}.get(outcome,
+                                                                                                        outcome)
     if outcome == Outcome.FAILED.value:
         return f"failed on its values ({what})" if " wrong" in what or "NaN" in what else f"failed: {what}"
     if outcome == Outcome.CRASHED.value:
