@@ -83,9 +83,13 @@ def learner_view(console: Console, exercise: Exercise, verbose: bool = False,
     duration (None: now)."""
     from grader.report.terminal import TerminalRenderer
 
-    return TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)), verbose=verbose,
+    view = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)), verbose=verbose,
                             started=time.monotonic() if started is None else started,
                             exercise_word=exercise_word(exercise))
+    # What confines the learner's code is said once per machine (and with --verbose): the same lines every run are
+    # lines nobody reads.
+    view.first_sight = LearnerState(exercise.root).first_sight
+    return view
 
 
 def exit_status(report: Report) -> int:

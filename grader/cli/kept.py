@@ -13,6 +13,7 @@ from grader.course.exercise import Exercise, check_exists, find_exercise, find_r
 from grader.errors import UsageError
 from grader.inert import inert
 from grader.learner.state import LearnerState
+from grader.report.layout import say
 
 
 def cmd_reset(args: argparse.Namespace, console: Console) -> int:
@@ -66,9 +67,10 @@ def cmd_history(args: argparse.Namespace, console: Console) -> int:
         listed = listed or bool(found)
         # File names and times are read back from .grader/state.json, which anyone can edit: shown inert.
         for line in history.render(exercise, found):
-            console.print(inert(line), markup=False, highlight=False)
+            # Wrapped at the width (or COLUMNS), a long line's rest under its own item.
+            say(console, escape(inert(line)), rest=" " * (len(line) - len(line.lstrip()) + 4))
     if listed:
-        console.print(history.HOW_TO_RESTORE, style="muted", markup=False, highlight=False)
+        say(console, f"[muted]{escape(history.HOW_TO_RESTORE)}[/]")
     return EXIT_OK
 
 

@@ -28,6 +28,7 @@ from grader.course.exercise import (
     load_course_leniently,
 )
 from grader.inert import inert
+from grader.report.layout import say
 from grader.report.terminal import show
 
 
@@ -37,11 +38,15 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     root = find_root()
     learner = learner_state(root, console)
     exercises, broken = load_course_leniently(root)
+    # One column as wide as the longest name; a line too long for the width wraps under the titles' column.
+    width = max((len(name) for name in [*(exercise.name for exercise in exercises), *broken]), default=0)
+    rest = " " * min(width + 2, 30)
     for exercise in exercises:
         state = standing(learner.exercise(exercise.name))
-        console.print(f"{escape(exercise.name):<24} {escape(exercise.title)} [muted]({state})[/]")
+        say(console, f"{escape(exercise.name):<{width}}  {escape(exercise.title)} [muted]({escape(state)})[/]",
+            rest=rest)
     for folder, error in broken.items():
-        console.print(f"{escape(folder):<24} [error]cannot be loaded:[/] {escape(str(error))}")
+        say(console, f"{escape(folder):<{width}}  [error]cannot be loaded:[/] {escape(str(error))}", rest=rest)
     return EXIT_OK
 
 
@@ -93,13 +98,13 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
     learner = learner_state(root, console)
     for exercise in exercises:
         state = learner.exercise(exercise.name)
-        console.print(f"[heading]{escape(exercise.name)}[/]: {escape(exercise.title)}")
+        say(console, f"[heading]{escape(exercise.name)}[/]: {escape(exercise.title)}")
         if not state.last_run and not state.last_submission:
-            console.print("No results yet")
-            console.print("Run your code to check it against the examples (grader run), "
-                          "or submit to run every test (grader submit).")
+            say(console, "No results yet")
+            say(console, "Run your code to check it against the examples (grader run), "
+                         "or submit to run every test (grader submit).")
         if acceptance_line(state):
-            console.print(show(acceptance_line(state)))
+            say(console, show(acceptance_line(state)))
         for entry, label, submitted in ((state.last_run, "Last run", False),
                                         (state.last_submission, "Last submission", True)):
             if entry:
@@ -107,9 +112,9 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
                 if entry.only is not None:  # a `run -k`: some of the examples, not all of them
                     verdict += f"; only the examples matching -k {entry.only!r}"
                 # Read back from .grader/state.json, which anyone can edit: shown inert.
-                console.print(f"{label}: {show(entry.when)}: {entry.passed} passed, {entry.failed} "
-                              f"failed of {entry.total} ({show(verdict)}), {show(entry.file)}")
-        console.print(escape(hints_line(exercise, state)))
+                say(console, f"{label}: {show(entry.when)}: {entry.passed} passed, {entry.failed} "
+                             f"failed of {entry.total} ({show(verdict)}), {show(entry.file)}")
+        say(console, escape(hints_line(exercise, state)))
     return EXIT_OK
 
 

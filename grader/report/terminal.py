@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from typing import Callable
 
 from rich.console import Console
 from rich.markup import escape
-from rich.theme import Theme
 
 from grader.inert import cut, inert, one_line, show
 from grader.report import grouped, summary
+from grader.report.console import THEME, in_place, make_console  # noqa: F401  (the views' console, named here too)
 from grader.report.layout import code, frame_line, say, table, verbatim
 from grader.report.progress_bar import LiveProgress
 from grader.results import CaseResult, Outcome, Report
 from grader.results.groups import under_label, who
 
-THEME = Theme({
-    "passed": "bold green", "failed": "bold red", "error": "bold magenta", "timed out": "bold yellow",
-    "crashed": "bold red", "out of memory": "bold yellow", "skipped": "dim", "not attempted": "bold cyan",
-    "detail": "default", "muted": "dim", "heading": "bold", "accepted": "bold green", "rejected": "bold red",
-    "diagnosis": "bold yellow", "code": "cyan", "not graded": "bold magenta", "follows": "yellow",
-    "not judged": "bold magenta",
-})
 LABELS = {
     Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR", Outcome.TIMED_OUT: "TIMEOUT",
     Outcome.CRASHED: "CRASH", Outcome.OUT_OF_MEMORY: "OOM", Outcome.SKIPPED: "SKIP",
@@ -34,15 +25,6 @@ OUTPUT_LINES = 20
 OUTPUT_WIDTH = 200
 INDENT = " " * 8      # a case's own lines
 CONTINUED = " " * 10  # the later lines of one text, and the rest of a line wrapped: no column the grader starts at
-
-
-def make_console(file=None, width: int | None = None) -> Console:
-    """Colour on a terminal; plain text when piped or when NO_COLOR is set."""
-    plain = bool(os.environ.get("NO_COLOR"))
-    # With NO_COLOR there are no escape codes at all, bold included: plain text, as when piped.
-    extra = {"color_system": None} if plain else {}
-    return Console(file=file or sys.stdout, theme=THEME, width=width, no_color=plain, highlight=False,
-                   soft_wrap=True, emoji=False, **extra)
 
 
 def print_indented(console: Console, markup: str, first: str = INDENT) -> None:
@@ -81,6 +63,9 @@ class TerminalRenderer:
         self._errors: dict[tuple, str] = {}  # each error printed in full, and the case it was printed for
         self._folding: tuple[tuple, list[str]] | None = None  # the error printed last, and the cases since with it
         self._live = LiveProgress(console)
+        # Whether the containment line is new to this learner (once per machine: grader/learner/state.py); shown
+        # every time where nobody says, and with `verbose`.
+        self.first_sight: Callable[[str], bool] = lambda said: True
 
     def live(self) -> LiveProgress:
         """`with renderer.live(): grade(...)`: a progress bar on a terminal while the cases run, gone after."""
@@ -120,7 +105,7 @@ class TerminalRenderer:
         self.announce()
         if self._containment:
             containment = self._containment() if callable(self._containment) else self._containment
-            if containment:
+            if containment and (self.verbose or self.first_sight(containment)):
                 say(self.console, f"[muted]{show(containment)}[/]")
             self._containment = ""
 
