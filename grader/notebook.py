@@ -145,7 +145,7 @@ def _graded(argv: list[str]) -> int:
 
     def graded() -> int:
         exercise = exercise_from_args(args)
-        view = learner_view(console, exercise, args.verbose, started)
+        view = learner_view(console, exercise, args.verbose, started, not args.no_record)
         return exit_status(grade_learner(Request.from_args(args, args.command, exercise), view).report)
 
     return answered(console, graded)

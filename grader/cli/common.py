@@ -78,9 +78,9 @@ def exercise_word(exercise: Exercise) -> str:
 
 
 def learner_view(console: Console, exercise: Exercise, verbose: bool = False,
-                 started: float | None = None) -> TerminalRenderer:
+                 started: float | None = None, remember: bool = True) -> TerminalRenderer:
     """How a learner's run or submit of `exercise` is shown on `console`; `started`: when the command began, for its
-    duration (None: now)."""
+    duration (None: now); `remember`: whether what it shows once may be remembered in .grader/ (not: --no-record)."""
     from grader.report.terminal import TerminalRenderer
 
     view = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)), verbose=verbose,
@@ -88,7 +88,8 @@ def learner_view(console: Console, exercise: Exercise, verbose: bool = False,
                             exercise_word=exercise_word(exercise))
     # What confines the learner's code is said once per machine (and with --verbose): the same lines every run are
     # lines nobody reads.
-    view.first_sight = LearnerState(exercise.root).first_sight
+    state = LearnerState(exercise.root)
+    view.first_sight = lambda said: state.first_sight(said, remember)
     return view
 
 

@@ -273,10 +273,11 @@ class LearnerState:
             raise StateError(f"{failure} ({self._show(folder)}: {_reason(error)})") from None
         return path
 
-    def first_sight(self, said: str) -> bool:
+    def first_sight(self, said: str, remember: bool = True) -> bool:
         """Whether this checkout's learner has not been shown `said` (what confines their code here) before, and
-        remember that they have now. Keyed by what it says, the uid it runs as aside (drawn afresh each run): a
-        machine whose containment changes says so again. Where nothing can be remembered, it is always shown."""
+        (with `remember`) remember that they have now. Keyed by what it says, the uid it runs as aside (drawn afresh
+        each run): a machine whose containment changes says so again. Where nothing can be remembered, it is always
+        shown."""
         key = hashlib.sha256(re.sub(r"\buid \d+", "uid N", said).encode("utf-8")).hexdigest()[:32]
         seen = self.folder / SEEN
         try:
@@ -285,6 +286,8 @@ class LearnerState:
             known = []
         if key in known:
             return False
+        if not remember:
+            return True
         try:
             self.folder.mkdir(exist_ok=True)
             write_atomic(seen, "\n".join([*known[-31:], key]) + "\n")
