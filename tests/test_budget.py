@@ -54,7 +54,8 @@ def test_after_a_timeout_the_function_is_given_up_on_and_nothing_passes(looping_
     assert all(result.message == "not run: ring_attention already timed out on ring-0; it is not called again in "
                                  "this run" for result in skipped)
     # Where it was when stopped: a hint from the worker's stack sample, on this visible case.
-    assert "infinite_loop.py:30 in ring_attention" in ran[0].message.split("; when stopped it was at ")[1]
+    stopped = ran[0].message.split("; when stopped it was at ")[1]  # the loop's line, or its body's
+    assert stopped.endswith(("infinite_loop.py:30 in ring_attention", "infinite_loop.py:31 in ring_attention"))
     # Another function is not given up on: its case runs, and passes.
     assert report.results[-1].name == "stats-last" and report.results[-1].outcome is Outcome.PASSED
     assert report.failed == RING_CASES and report.status != "passed"
