@@ -22,7 +22,7 @@ from grader.course.rules.rule import Call
 from grader.errors import CourseBroken
 from grader.grading import answer_cache, failure
 from grader.grading.warm_up import warm_up
-from grader.grading.worker_client import RawResult, Task, WorkerClient
+from grader.grading.worker_client import RawResult, Task, WorkerClient, sampling
 from grader.inert import inert
 from grader.results import CaseResult, Outcome
 
@@ -238,6 +238,7 @@ class Judge:
             task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
                     "size": shared.size, "device": device, "audit": list(case.audit) if observed_call else [],
                     "stopped": sorted(self.stopped),
+                    **({} if case.hidden else sampling(self._limit(case))),
                     # What each rule has the worker observe; a warm-up call is watched for none.
                     **(self._course(self._asked, case, inputs) if observed_call else {})}
         except BaseException:

@@ -41,6 +41,12 @@ OBSERVATIONS = {**RULE_OBSERVATIONS, "cuda_peak_bytes": (int, None), "cuda_micro
                 replies.CALLS: (list, str)}
 SAMPLE_FD = 5     # the worker's descriptor for stack samples (grader/sandboxed/worker.py)
 SAMPLE_SHARE = 0.45  # a call is sampled every this much of its limit (wall-clock), so twice before it is stopped
+
+
+def sampling(time_limit: float) -> dict[str, float]:
+    """What a task carries to have its call's stack sampled while it runs long (a visible case's: a hidden case never
+    shows where it was, so its call is not sampled at all)."""
+    return {"sample_every": round(max(time_limit * SAMPLE_SHARE, 0.1), 3)}
 LOAD_REPLY_BYTES = 1 << 20
 
 
@@ -229,8 +235,7 @@ class WorkerClient:
         kills = sandbox.oom_kills()
         since = (time.monotonic(), sandbox.cpu_seconds(), None)
         try:
-            self._send({**task.message, "id": task_id, "reply_limit": task.reply_limit,
-                        "sample_every": round(max(task.time_limit * SAMPLE_SHARE, 0.1), 3)}, task.fds)
+            self._send({**task.message, "id": task_id, "reply_limit": task.reply_limit}, task.fds)
         except (wire.ChannelClosed, wire.ChannelTimeout, OSError) as error:
             result = self._ended(RawResult("crashed"), _problem(error, "before the case started"))
             result.stdout, result.stderr = self._output()
