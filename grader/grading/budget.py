@@ -121,7 +121,8 @@ class Budget:
                 if result.not_run == "depends" and result.reached:
                     self._kept(result.reached[-1], own=False, counted=True)
                 return result
-            failures = {Outcome.TIMED_OUT: self.timed_out, Outcome.OUT_OF_MEMORY: self.out_of_memory}.get(result.outcome)
+            failures = {Outcome.TIMED_OUT: self.timed_out,
+                        Outcome.OUT_OF_MEMORY: self.out_of_memory}.get(result.outcome)
             if failures is not None:
                 failures.setdefault(result.function, []).append(result.name)
                 if len(failures[result.function]) >= self.give_up_after:

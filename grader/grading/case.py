@@ -21,6 +21,7 @@ from grader.course.rules.memory import AUDIT
 from grader.course.rules.rule import Call
 from grader.errors import CourseBroken
 from grader.grading import answer_cache, failure
+from grader.grading.dependencies import depends, reached
 from grader.grading.warm_up import warm_up
 from grader.grading.worker_client import RawResult, Task, WorkerClient, sampling
 from grader.inert import inert
@@ -264,10 +265,10 @@ class Judge:
         raw = called.raw
         reply = raw.reply
         if reply is not None:
-            result.reached = self._reached(case.function, reply.observations.get("calls", []))
+            result.reached = reached(self.checker.functions, case.function, reply.observations.get("calls", []))
         if raw.kind == "stopped":
             if reply is not None and reply.message in self.stopped:
-                self._depends(case, reply.message, result)
+                depends(self.stopped, reply.message, result)
             else:  # the worker named a function the grader never stopped: not a reply the grader asked for
                 result.outcome, result.cause = Outcome.CRASHED, "crashed (a malformed reply)"
                 result.message = "crashed: the worker sent a malformed reply (a call stopped that was not stopped)"
@@ -304,34 +305,6 @@ class Judge:
         failure.describe(case, raw, result, called.lines, self._limit(case), self.exercise.memory_limit_mb)
         if raw.stopped_at and not case.hidden:  # a hint from beside the learner's code: a visible case's alone
             result.message += f"; {described(raw.stopped_at, self.learner_name)}"
-
-    def _reached(self, function: str, calls: list[str]) -> list[str]:
-        """The exercise's functions a call of `function` was seen reaching, directly or through others, from the
-        worker's 'caller>callee' observations (names the exercise does not have are passed over)."""
-        known = self.checker.functions
-        edges: dict[str, set[str]] = {}
-        for call in calls:
-            caller, _, callee = call.partition(">")
-            if caller in known and callee in known:
-                edges.setdefault(caller, set()).add(callee)
-        reached, todo = [], [function]
-        while todo:
-            for callee in sorted(edges.get(todo.pop(), ())):
-                if callee != function and callee not in reached:
-                    reached.append(callee)
-                    todo.append(callee)
-        return reached
-
-    def _depends(self, case: Case, function: str, result: CaseResult) -> None:
-        """A case whose call reached a function stopped for this run: reported as depending on it, not run on."""
-        outcome, first, hidden = self.stopped[function]
-        what = "timed out" if outcome is Outcome.TIMED_OUT else "ran out of memory"
-        result.outcome, result.not_run = outcome, "depends"
-        result.reached = list(dict.fromkeys([*result.reached, function]))
-        result.cause = f"not run: it calls {function}, which {what} before"
-        on = "on a hidden case" if hidden else f"on {first}"
-        result.message = (f"not run to the end: it calls {function}, which {what} {on} earlier in this run and is "
-                          f"not called again; fix that first")
 
     def load_error(self, loaded: RawResult) -> str:
         """One clear message for a file that could not be imported, naming file, line and text."""
