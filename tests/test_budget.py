@@ -131,8 +131,8 @@ def test_a_function_that_runs_out_of_memory_is_given_up_on_and_its_callers_depen
     assert budget.refusal(ring) == "" and "it calls stats, which ran out of memory" in budget.refusal(ring, ("stats",))
     depends = budget.not_run(ring, "cpu", budget.refusal(ring, ("stats",)), ("stats",))
     assert depends.not_run == "depends" and depends.outcome is Outcome.OUT_OF_MEMORY and depends.reached == ["stats"]
-    assert budget.notes() == ["stats ran out of memory and was not called again: 1 more of its cases and 1 cases that "
-                              "call it did not run, and count as out of memory. Look for what grows with the input "
+    assert budget.notes() == ["stats ran out of memory and was not called again: 1 more of its cases and 1 case that "
+                              "calls it did not run, and count as out of memory. Look for what grows with the input "
                               "first, then run again."]
 
 

@@ -102,8 +102,10 @@ class Budget:
             self._kept(stopped or case.function, own=not stopped, counted=why != "budget")
         outcome = Outcome.OUT_OF_MEMORY if why == "memory" else self.stopped[stopped][0] if stopped \
             else Outcome.TIMED_OUT
+        how = "timed out" if outcome is Outcome.TIMED_OUT else "ran out of memory"
         cause = {"timeouts": "not run: it timed out before", "memory": "not run: it ran out of memory before",
-                 "budget": "not run: the time budget was used up"}.get(why, f"not run: it calls {stopped}")
+                 "budget": "not run: the time budget was used up"}.get(why, f"not run: it calls {stopped}, which {how} "
+                                                                             f"before")
         return CaseResult(case.name, case.suite, case.function, device, outcome, reason,
                           about=case.about, points=case.points, visibility=case.visibility, required=case.required,
                           not_run=why, cause=cause, reached=[stopped] if stopped else [])
@@ -134,7 +136,8 @@ class Budget:
         notes = []
         for function, (own, callers) in self.kept_from.items():
             outcome = self.stopped.get(function, (Outcome.TIMED_OUT,))[0]
-            kept = [f"{own} more of its cases"] * bool(own) + [f"{callers} cases that call it"] * bool(callers)
+            kept = [f"{own} more of its cases"] * bool(own) + \
+                [f"{callers} case{'s that call' if callers != 1 else ' that calls'} it"] * bool(callers)
             what, how = ("timed out", "fix the endless loop or the slow step") if outcome is Outcome.TIMED_OUT else \
                 ("ran out of memory", "look for what grows with the input")
             notes.append(f"{function} {what} and was not called again: {' and '.join(kept)} did not run, and count as "
