@@ -46,8 +46,14 @@ def _group(console: Console, group: Group[CaseResult], example: Callable[[CaseRe
     cause, shown = group.cause, group.example
     outcome = Outcome(cause.outcome)
     label = LABELS.get(outcome, outcome.value.upper())
-    say(console, f"[{outcome.value}]{label:<7}[/] {show(one_line(cause.who))}: {show(one_line(cause.what))} "
-                 f"[muted]({cases(group.count)})[/]", rest=CONTINUED)
+    what, count = cause.what, cases(group.count)
+    if what.startswith(outcome.value):  # 'crashed (SIGSEGV)' under CRASH: the outcome named once, by the label
+        rest = what[len(outcome.value):].strip()
+        rest = rest[1:-1] if rest.startswith("(") and rest.endswith(")") else rest.lstrip(": ")
+        heading = f"{show(one_line(cause.who))} [muted]({show(one_line(rest)) + ', ' if rest else ''}{count})[/]"
+    else:
+        heading = f"{show(one_line(cause.who))}: {show(one_line(what))} [muted]({count})[/]"
+    say(console, f"[{outcome.value}]{label:<7}[/] {heading}", rest=CONTINUED)
     where = ", ".join(part for part in ("hidden" if shown.hidden else "", "" if shown.device == "cpu" else shown.device)
                       if part)
     said = _beyond(under_label(outcome.value, shown.message), cause.what)
