@@ -122,6 +122,7 @@ class WorkerClient:
         self._tasks, worker_tasks = socket.socketpair()
         reply_read, reply_write = os.pipe()
         sample_read, sample_write = os.pipe()
+        self._samples = Samples(sample_read)  # closed by stop(), whatever happens from here
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         null = os.open(os.devnull, os.O_RDONLY)
@@ -136,7 +137,6 @@ class WorkerClient:
             for fd in (null, out_write, err_write, reply_write, sample_write):
                 os.close(fd)
             worker_tasks.close()
-        self._samples = Samples(sample_read)
         self._tasks.setblocking(False)
         self._replies = reply_read
         self._reader = wire.MessageReader(reply_read, LOAD_REPLY_BYTES)
