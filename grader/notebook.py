@@ -3,12 +3,15 @@
 Loaded by `%load_ext grader` (grader/__init__.py hands IPython's hook on to `register`). `run` and `submit` are
 graded by the learner's library entry point (grader/learner/submit.py), every other command runs through the
 `grader` command's own `main`; either way its report, its messages and its exit statuses are the terminal's.
-Inside a notebook (Jupyter, JupyterLab, VS Code, Colab) Rich sees the kernel and sends each printed line to the
-cell as rich output (HTML and plain text) instead of a terminal. Nothing here ever leaves a traceback in a cell.
+Inside a notebook (Jupyter, JupyterLab, VS Code, Colab) a command's whole report is one output of its cell: every
+console the command makes is one that records what it prints (grader/report/console.py, in_place), shown in one
+display updated in place as lines come, as HTML with the report's colours and as plain text without escape codes.
+Nothing here ever leaves a traceback in a cell.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
 import time
@@ -21,6 +24,65 @@ from grader.inert import inert
 LINE_MAGIC, CELL_MAGIC = "grader", "grader_file"
 GRADED = ("run", "submit")  # the commands graded here through grader/learner/submit.py
 USAGE = "usage: %%grader_file EX, then the file's whole text in the rest of the cell (EX: 07 or its full name)"
+WIDTH = 100     # columns a report is laid out in, unless COLUMNS says: the page wraps what is longer
+EVERY = 0.3     # seconds between two updates of a cell's output while a command runs
+PAGE = ('<pre style="white-space:pre-wrap;overflow-wrap:anywhere;line-height:1.35;margin:0;'
+        'font-family:Menlo,\'DejaVu Sans Mono\',consolas,\'Courier New\',monospace">{code}</pre>')
+
+
+class OneOutput:
+    """A command's report as one output of its cell: what its console prints is recorded, and shown in one display
+    (HTML with its colours, plain text without escape codes), updated in place at most every EVERY seconds."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        from grader.report.console import THEME
+
+        plain = bool(os.environ.get("NO_COLOR"))
+        columns = os.environ.get("COLUMNS", "").strip()
+        self._handle: Any = None
+        self._shown = 0.0
+        self.console = Console(file=_Sink(self._written), record=True, theme=THEME, force_jupyter=False,
+                               force_terminal=False, width=int(columns) if columns.isdigit() else WIDTH, no_color=plain,
+                               color_system=None if plain else "truecolor", highlight=False, soft_wrap=True,
+                               emoji=False)
+
+    def _written(self) -> None:
+        if time.monotonic() - self._shown >= EVERY:
+            self.show()
+
+    def show(self) -> None:
+        """Show what was printed so far (nothing, before anything was)."""
+        from IPython.display import display
+
+        text = self.console.export_text(clear=False, styles=False).rstrip("\n")
+        if not text:
+            return
+        data = {"text/plain": text, "text/html": self.console.export_html(clear=False, inline_styles=True,
+                                                                            code_format=PAGE)}
+        if self._handle is None:
+            self._handle = display(data, raw=True, display_id=True)
+        else:
+            self._handle.update(data, raw=True)
+        self._shown = time.monotonic()
+
+
+class _Sink:
+    """Where the recording console writes: nowhere (the record is shown), saying each time that it did."""
+
+    def __init__(self, written: Any) -> None:
+        self._written = written
+
+    def write(self, text: str) -> int:
+        self._written()
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
 
 
 def register(ipython: Any) -> None:
@@ -30,7 +92,19 @@ def register(ipython: Any) -> None:
 
 
 def run_command(line: str) -> None:
-    """`%grader run 07 --verbose`: the rest of the line is a `grader` command line, run in this kernel."""
+    """`%grader run 07 --verbose`: the rest of the line is a `grader` command line, run in this kernel; what it
+    prints is one output of the cell."""
+    from grader.report.console import in_place
+
+    output = OneOutput()
+    try:
+        with in_place(output.console):
+            _command(line)
+    finally:
+        output.show()
+
+
+def _command(line: str) -> None:
     from grader.cli import main, stoppable
 
     try:
@@ -71,7 +145,7 @@ def _graded(argv: list[str]) -> int:
 
     def graded() -> int:
         exercise = exercise_from_args(args)
-        view = learner_view(console, exercise, args.verbose, started)
+        view = learner_view(console, exercise, args.verbose, started, not args.no_record)
         return exit_status(grade_learner(Request.from_args(args, args.command, exercise), view).report)
 
     return answered(console, graded)
@@ -79,9 +153,14 @@ def _graded(argv: list[str]) -> int:
 
 def write_cell(line: str, cell: str) -> None:
     """`%%grader_file 07` above a cell: the cell's text becomes the learner's file of exercise 07."""
-    from grader.report.terminal import make_console
+    output = OneOutput()
+    try:
+        _write_cell(output.console, line, cell)
+    finally:
+        output.show()
 
-    console = make_console()
+
+def _write_cell(console: Any, line: str, cell: str) -> None:
     try:
         said = save(line, cell)
     except GraderError as error:

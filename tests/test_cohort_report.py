@@ -238,13 +238,15 @@ def test_each_learner_has_a_feedback_file_that_shows_only_what_they_may_see(tmp_
         for kind in ("md", "html"))
     fay = (book / "feedback/fay.md").read_text()
     assert "**Score:** 0 of 30 (failed)" in fay and "| hidden | 23/24 |" in fay
-    assert "A hidden case is required for acceptance and it failed, so the score is 0" in fay
-    # The visible failure: verdict, checks and inputs; its mistake named with why and help, once.
+    assert "A hidden case is required for acceptance and it failed on its values (output is wrong), so the score is 0" \
+        in fay
+    # The failures grouped by cause (here their messages' first clause: these files name none), each once: the
+    # visible one shown with its verdict, checks and inputs; its mistake named with why and help, once.
+    assert "## Failed cases (2)\n\n### merge\\_chunk\\_stats: output is wrong (2 cases)" in fay
     assert "**Verdict:** failed: output is wrong" in fay and "checks: the accumulator has the larger max" in fay
     assert "**Why:** The merge mixes up the two factors." in fay and fay.count("Multiply each side") == 1
-    # The hidden failure: its name and message only; its mistake named, without the why and help it has.
-    assert "### merge\\_chunk\\_stats-hidden-2 \\[cpu\\] (merge\\_chunk\\_stats, hidden)" in fay
-    assert "**Verdict:** failed: output is wrong: NaN" in fay
+    # The hidden failure: counted under it; its mistake named, without the why and help it has.
+    assert "**Also:** 1 hidden case" in fay and "merge\\_chunk\\_stats-hidden-2" not in fay
     assert "**Hidden cases suggest:** Every value is NaN (1 hidden case). Stuck? grader hint" in fay
     assert "SECRET" not in fay and "SECRET" not in (book / "feedback/fay.html").read_text()
     # The learner's file name is text, in Markdown and in HTML alike.

@@ -165,10 +165,12 @@ def test_a_failed_hidden_required_case_is_said_without_its_name(scale, tmp_path,
     earned = sum(test["score"] for test in data["tests"])
     assert data["score"] == 0.0 and earned > 0
     assert data["output"].splitlines()[0] == (
-        f"Score: 0 of 10. 1 required case failed (1 hidden case, named once the course shows it), and the score of a "
-        f"submission that fails a required case is 0, whatever the other cases earned ({earned:.4g} points in the "
-        f"tests below).")
-    assert data["output"].splitlines()[1] == "3 passed, 1 failed"
+        f"Score: 0 of 10. 1 required case failed: 1 hidden case, named once the course shows it, failed on its values "
+        f"(output is wrong: outside the allowed error). The score of a submission that fails a required case is 0, "
+        f"whatever the other cases earned ({earned:.4g} points in the tests below).")
+    # Then each cause once, a case named only where it is visible, and the count.
+    assert data["output"].splitlines()[1:] == ["scale: output is wrong: outside the allowed error (1 case)",
+                                               "3 passed, 1 failed"]
     assert "scale-by-one-is-required" not in data["output"]
     # Staff see the name; the learner's prints never reach the panel, so they cannot forge a line of it.
     assert "  scale-by-one-is-required [cpu]: failed (hidden)" in done.stdout.splitlines()
@@ -186,9 +188,11 @@ def test_a_required_case_that_is_visible_is_named():
     data = report_to_json(report)
     check_gradescope(data)
     assert data["output"].splitlines() == [
-        "Score: 0 of 10. 2 required cases failed (scale-by-one-is-required [cpu]; 1 hidden case, named once the "
-        "course shows it), and the score of a submission that fails a required case is 0, whatever the other cases "
-        "earned (3.333 points in the tests below).", "1 passed, 2 failed"]
+        "Score: 0 of 10. 2 required cases failed: scale-by-one-is-required [cpu] timed out; 1 hidden case, named once "
+        "the course shows it, failed. The score of a submission that fails a required case is 0, whatever the other "
+        "cases earned (3.333 points in the tests below).", "2 cases failed, for 2 causes:",
+        "- scale: timed out (1 case, such as scale-by-one-is-required [cpu])", "- scale: failed (1 case)",
+        "1 passed, 2 failed"]
     report.results = report.results[:1]
     assert report_to_json(report)["output"] == "1 passed, 0 failed"  # nothing required failed: nothing to explain
 

@@ -43,6 +43,9 @@ def notebook(tmp_path_factory):
         "%grader run no-such-exercise",
         "%grader no-such-command",
         "%%grader_file\nprint('which exercise?')\n",
+        "import os\nos.environ.pop('NO_COLOR', None)",  # colour from here on
+        f"%grader run {SOFTMAX} --file '{reference}' --no-record -k tiny",
+        f"%grader submit {SOFTMAX} --file '{reference}' --no-record",
     ]
     book = nbformat.v4.new_notebook()
     book.cells = [nbformat.v4.new_code_cell(source) for source in sources]
@@ -65,6 +68,24 @@ def test_a_run_in_a_cell_shows_the_report_as_rich_output(notebook) -> None:
     assert shown.rstrip().endswith("5 passed, 0 failed")
     # Rich's notebook output, not text written to the kernel's stdout.
     assert any(output.output_type == "display_data" and "text/html" in output.data for output in cells[1].outputs)
+
+
+@pytest.mark.parametrize("index", [1, 3, 8, 9])
+def test_a_report_is_one_output_of_its_cell_with_plain_text_free_of_escape_codes(notebook, index) -> None:
+    root, reference, cells = notebook
+    outputs = cells[index].outputs
+    assert [output.output_type for output in outputs] == ["display_data"], outputs
+    data = outputs[0].data
+    assert "\x1b" not in data["text/plain"] and data["text/plain"].rstrip().endswith(" failed")
+    assert data["text/html"].startswith("<pre") and "\x1b" not in data["text/html"]
+
+
+def test_in_colour_the_html_keeps_the_colours_and_the_text_none(notebook) -> None:
+    root, reference, cells = notebook
+    data = cells[8].outputs[0].data
+    assert "PASS" in data["text/plain"] and "color:" in data["text/html"]
+    assert "Only the examples matching -k 'tiny' ran (1)." in data["text/plain"]
+    assert "Accepted." in cells[9].outputs[0].data["text/plain"]
 
 
 def test_a_grader_file_cell_writes_the_exercise_file_and_says_so(notebook) -> None:

@@ -47,29 +47,42 @@ def fixed(width: int = 100) -> Console:
 
 
 def test_terminal_view_on_a_fixed_width_console() -> None:
+    # A submission's verdict on one screen: the likely mistake first, then each cause once with one case.
     assert render(sample_report(), fixed()).splitlines() == [
         "07-ring-attention: mine.py on every test, hidden ones included",
-        "FAIL    ring-b (ring_attention, cpu)",
-        "        output is wrong: largest error 0.5 at [0, 1] (allowed 1e-09)",
-        "        checks: uneven chunks",
-        "        inputs: query (3, 4), chunks [5, 1, 6], float64",
-        "        output: 12 of 12 values are outside the bound",
-        "        your code printed:",
-        "        | hello",
-        "TIMEOUT ring-secret (ring_attention, cpu, hidden)",
-        "        did not finish within the 10 s limit",
-        "CUDA skipped: torch.cuda.is_available() is False on this machine.",
-        "examples  1/2 passed",
-        "hidden    0/1 passed",
         "Likely mistake: Adds chunk statistics without rescaling",
         "  explains: ring-b",
         "  why: The sums were taken against different maxes.",
         "  help: Multiply each side by exp(own max - new max).",
+        "2 cases failed, for 2 causes:",
+        "FAIL    ring_attention: output is wrong (1 case)",
+        "        e.g. ring-b: largest error 0.5 at [0, 1] (allowed 1e-09)",
+        "        checks: uneven chunks",
+        "        your code printed:",
+        "        | hello",
+        "TIMEOUT ring_attention: did not finish within the 10 s limit (1 case)",
+        "        e.g. ring-secret (hidden)",
+        "grader run shows each example in full; --verbose, every case.",
+        "CUDA skipped: torch.cuda.is_available() is False on this machine.",
+        "examples  1/2 passed",
+        "hidden    0/1 passed",
         "Not accepted: 2 of 3 cases failed.",
         "Score 1 of 3.",
         "1.2 s",
         "1 passed, 2 failed",
     ]
+    # With --verbose, every case in full as it comes, then the summary.
+    report = sample_report()
+    console = fixed()
+    renderer = TerminalRenderer(console, stub_hint="ring_attention.py", verbose=True)
+    renderer.header(report.exercise, report.mode, report.file)
+    for result in report.results:
+        renderer.finished(result)
+    renderer.finish(report)
+    lines = console.file.getvalue().splitlines()
+    assert lines[1:4] == ["PASS    stats-a (attention_chunk_stats, cpu)", "FAIL    ring-b (ring_attention, cpu)",
+                          "        output is wrong: largest error 0.5 at [0, 1] (allowed 1e-09)"]
+    assert "        output: 12 of 12 values are outside the bound" in lines
 
 
 class FakeTerminal(io.StringIO):
@@ -141,7 +154,7 @@ def test_submit_prints_failures_and_counts_per_suite_but_no_pass_lines() -> None
     out = graded("submit", mixed())
     lines = out.splitlines()
     assert not any(line.startswith(("PASS", "TODO")) for line in lines)
-    assert "FAIL    merge-a (merge_chunk_stats, cpu)" in lines and "FAIL    ring-h (ring_attention, cpu, hidden)" in lines
+    assert "FAIL    merge_chunk_stats: output is wrong (1 case)" in lines and "        e.g. ring-h (hidden)" in lines
     assert "examples  1/3 passed" in lines and "hidden    1/3 passed, 1 not attempted" in lines
     verbose = graded("submit", mixed(), verbose=True).splitlines()
     assert "PASS    stats-a (attention_chunk_stats, cpu)" in verbose
@@ -171,23 +184,47 @@ def test_a_diagnosis_seen_only_in_hidden_cases_points_to_the_hints_not_to_help_n
     assert "examples' help" not in out and "why:" not in out and "help:" not in out
 
 
+def observed() -> list[CaseResult]:
+    """mixed(), where the worker saw each ring_attention call reach merge_chunk_stats."""
+    results = mixed()
+    for result in results:
+        if result.function == "ring_attention":
+            result.reached = ["attention_chunk_stats", "merge_chunk_stats"]
+    return results
+
+
 def test_a_failure_that_may_follow_from_a_function_it_calls_says_so() -> None:
-    out = graded("submit", mixed())
+    out = graded("run", observed(), verbose=True)
     ring = out[out.index("FAIL    ring-a"):]
     assert "        this may follow from merge_chunk_stats failing above: fix that first" in ring.splitlines()
     assert "may follow" not in out[:out.index("FAIL    ring-a")]  # not on merge's own failure
     assert ("        outside the allowed error (may follow from merge_chunk_stats failing above)"
             in out.splitlines())  # a hidden case: on its one line
-    assert "Fix merge_chunk_stats first: ring_attention calls it, so its failures may follow from that one." in out
+    said = "Fix merge_chunk_stats first: ring_attention called it in this run, so its failures may follow from that one."
+    assert said in out and said in graded("submit", observed())
     # Printed above or not, a function that calls nothing that failed gets no note.
-    alone = graded("submit", [case("ring-a", "ring_attention", Outcome.FAILED, message="wrong"),
+    alone = graded("submit", [case("ring-a", "ring_attention", Outcome.FAILED, message="wrong", reached=["f"]),
                               case("merge-a", "merge_chunk_stats")])
     assert "may follow" not in alone and "Fix " not in alone
 
 
+def test_the_hedge_is_said_only_of_a_call_the_learners_code_showed() -> None:
+    # The checker says ring_attention uses merge_chunk_stats (USES), but this file's ring_attention was never seen
+    # calling it: nothing may follow from it.
+    unseen = graded("submit", mixed())
+    assert "may follow" not in unseen and "Fix " not in unseen
+    assert "may follow" not in graded("run", mixed(), verbose=True)
+    # A distributed case's program is the course's own: what it calls, it calls.
+    ring = case("ring2-a", "distributed_ring", Outcome.FAILED, "ring", message="the output of rank 0 is wrong",
+                extra={"ranks": 2}, reached=["merge_chunk_stats"])
+    out = graded("submit", [*mixed(), ring])
+    assert "Fix merge_chunk_stats first: the ring suite calls it, so its failures may follow from that one." in out
+    assert "distributed_ring" not in out and "FAIL    ring suite, 2 ranks: the output of rank 0 is wrong" in out
+
+
 def test_the_note_waits_for_a_failure_above_and_the_summary_names_one_below() -> None:
-    out = graded("submit", [case("ring-a", "ring_attention", Outcome.FAILED, message="wrong"),
-                            case("merge-h", "merge_chunk_stats", Outcome.FAILED, "hidden", message="wrong")])
+    out = graded("run", [case("ring-a", "ring_attention", Outcome.FAILED, message="wrong", reached=["merge_chunk_stats"]),
+                         case("merge-h", "merge_chunk_stats", Outcome.FAILED, "hidden", message="wrong")])
     assert "failing above" not in out  # nothing had failed above ring-a when it was printed
     assert "Fix merge_chunk_stats first:" in out
 
@@ -265,9 +302,10 @@ def test_a_forced_terminal_draws_the_bar_and_still_ends_with_the_summary() -> No
     assert "examples  1/3 passed" in lines and "hidden    1/3 passed, 1 not attempted" in lines
     assert "Not accepted: 3 of 6 cases failed and 1 is not attempted yet." in lines
     assert lines[-1] == "2 passed, 3 failed, 1 not attempted"
-    # The header stays above the bar, and failures are printed above it as they come.
+    # The header stays above the bar; the failures are shown once the bar is gone, each cause once.
     header = lines.index("07-ring-attention: mine.py on every test, hidden ones included")
-    assert header < lines.index("FAIL    merge-a (merge_chunk_stats, cpu)") < lines.index("examples  1/3 passed")
+    assert header < lines.index("FAIL    merge_chunk_stats: output is wrong (1 case)") < \
+        lines.index("examples  1/3 passed")
 
 
 def test_the_plan_counts_every_suite_and_says_which_functions_call_which(exercise) -> None:
@@ -298,15 +336,32 @@ def test_grading_announces_its_plan_before_the_first_result_and_marks_cases_a_lo
 
 
 def test_cases_the_time_budget_kept_from_running_are_counted_once_not_listed() -> None:
-    reason = "not run: ring_attention already timed out on 3 cases (a, b, c); its other cases would most likely time out too"
-    results = [case(name, "ring_attention", Outcome.TIMED_OUT, "hidden", message="did not finish within the 10 s limit")
-               for name in "abc"]
+    reason = "not run: ring_attention already timed out on a; it is not called again in this run"
+    results = [case("a", "ring_attention", Outcome.TIMED_OUT, "hidden", message="did not finish within the 10 s limit",
+                    cause="timed out (running)")]
     results += [case(f"left-{n}", "ring_attention", Outcome.TIMED_OUT, "hidden", message=reason,
-                     not_run="timeouts") for n in range(40)]
-    note = "40 cases were not run: ring_attention had already timed out 3 times."
+                     not_run="timeouts", cause="not run: it timed out before") for n in range(40)]
+    note = "ring_attention timed out and was not called again: 40 more of its cases did not run."
     out = graded("submit", results, notes=[note])
-    # The three timeouts say the same: the first in full, the others named under it.
-    assert out.count("TIMEOUT") == 1 and "already timed out on" not in out and out.count(note) == 1
-    assert "        same error in 2 more cases: b, c" in out.splitlines()
-    assert "hidden  0/43 passed" in out.splitlines()
+    # The timeout once, the cases it kept from running once, counted.
+    assert out.count("TIMEOUT") == 2 and out.count("already timed out on") == 1 and out.count(note) == 1
+    assert "TIMEOUT ring_attention: not run: it timed out before (40 cases)" in out.splitlines()
+    assert "hidden  0/41 passed" in out.splitlines()
     assert graded("submit", results, verbose=True, notes=[note]).count("already timed out on") == 40  # when asked
+
+
+def test_one_mistake_across_a_whole_submission_is_one_cause_wherever_its_cases_came() -> None:
+    # A hundred cases failing the same way, with passes between them: one cause, counted, one case shown.
+    results = []
+    for n in range(100):
+        results.append(case(f"ring-{n}", "ring_attention", Outcome.FAILED, "hidden" if n > 2 else "examples",
+                            message="output is wrong: outside the allowed error" if n > 2 else
+                            f"output is wrong: largest error 0.{n + 1} at [0, {n}] (allowed 1e-09)",
+                            cause="output is wrong: outside the allowed error", about="a ring"))
+        results.append(case(f"stats-{n}", "attention_chunk_stats", suite="hidden"))
+    out = graded("submit", results)
+    lines = out.splitlines()
+    assert "FAIL    ring_attention: output is wrong: outside the allowed error (100 cases)" in lines
+    assert "        e.g. ring-0: largest error 0.1 at [0, 0] (allowed 1e-09)" in lines
+    assert "        also: ring-1, ring-2 and 97 hidden cases" in lines
+    assert out.count("ring-5") == 0 and len(lines) < 20

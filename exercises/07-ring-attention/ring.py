@@ -93,7 +93,7 @@ class RingSuite(DistributedSuite):
                            min_traffic=(world - 1) * shard_bytes)
 
     def table(self, stats: list[list[dict[str, float]]], inputs: DistributedInputs) -> dict[str, Any] | None:
-        """Per rank: queries and keys held, steps, bytes sent and received, mean time per step."""
+        """Per rank: queries and keys held, shards computed on, bytes sent and received, mean time per shard."""
         rows = []
         for rank, steps in enumerate(stats):
             if not steps:
@@ -107,8 +107,9 @@ class RingSuite(DistributedSuite):
             return None
         world = inputs.world
         caption = f"{world - 1} communication step{'s' * (world - 1 != 1)}, overlapped with compute"
+        # Per rank: the shards it computed on (its own, then each one received), and the time each took.
         return {"caption": caption,
-                "columns": ["rank", "queries", "keys", "steps", "sent", "received", "per step"],
+                "columns": ["rank", "queries", "keys", "shards", "sent", "received", "per shard"],
                 "rows": [[row["rank"], row["queries"], row["keys"], row["steps"], _bytes(row["bytes_sent"]),
                           _bytes(row["bytes_received"]), f"{row['seconds_per_step'] * 1000:.2f} ms"] for row in rows],
                 "data": {"world_size": world, "communication_steps": world - 1, "ranks": rows}}

@@ -15,6 +15,9 @@ from typing import Any, Mapping
 from grader.channel.wire import BadMessage, WireTensor, dtype_from_name
 
 CASE_KINDS = ("returned", "raised", "not-attempted", "out-of-memory")
+# A case's call reached a function the grader stopped for this run (it timed out, or ran out of memory, before): the
+# message names it, and the grader believes it only for a function it did stop.
+STOPPED = "stopped"
 MAX_DEPTH = 6            # a tuple of tensors is depth 2; anything much deeper is not a plausible answer
 MAX_NODES = 256
 MAX_ITEMS = 64
@@ -99,7 +102,7 @@ def parse_case(body: Any, tensors: list[WireTensor], task_id: int, inputs: int,
     """A reply to case `task_id`, whose function was given `inputs` tensors; `observations` is what the in-process
     audit may report, each with its type (the rules' own, grader/course/rules/__init__.py:OBSERVATIONS)."""
     body = _mapping(body)
-    kind = parse_kind(body, CASE_KINDS)
+    kind = parse_kind(body, CASE_KINDS + (STOPPED,))
     if body.get("id") != task_id or type(body.get("id")) is not int:
         raise _fail("the reply is not for the case that was sent")
     seconds = body.get("seconds", 0.0)
@@ -113,6 +116,9 @@ def parse_case(body: Any, tensors: list[WireTensor], task_id: int, inputs: int,
     if kind != "returned":
         if tensors:
             raise _fail("tensors came with a reply that returned nothing")
+        # What was seen before the call ended otherwise: which of the learner's own functions it reached.
+        reply.observations = _observations(body.get("observations", {}), inputs,
+                                           {key: kind for key, kind in observations.items() if key == CALLS})
         return reply
     used: set[int] = set()
     reply.value = _value(body.get("value"), tensors, used, depth=1, budget=[MAX_NODES])
@@ -161,6 +167,7 @@ def _value(node: Any, tensors: list[WireTensor], used: set[int], depth: int, bud
 
 # An observation's item type: the position of one of the case's inputs (an int naming one that exists).
 INPUT = "input"
+CALLS = "calls"  # the calls between the learner's own functions the worker saw, each 'caller>callee'
 
 
 def _observations(found: Any, inputs: int, allowed: Mapping[str, tuple[type, Any]]) -> dict[str, Any]:

@@ -85,14 +85,19 @@ def exercise_word(exercise: Exercise) -> str:
 
 
 def learner_view(console: Console, exercise: Exercise, verbose: bool = False,
-                 started: float | None = None) -> TerminalRenderer:
+                 started: float | None = None, remember: bool = True) -> TerminalRenderer:
     """How a learner's run or submit of `exercise` is shown on `console`; `started`: when the command began, for its
-    duration (None: now)."""
+    duration (None: now); `remember`: whether what it shows once may be remembered in .grader/ (not: --no-record)."""
     from grader.report.terminal import TerminalRenderer
 
-    return TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)), verbose=verbose,
+    view = TerminalRenderer(console, stub_hint=str(exercise.stub.relative_to(exercise.root)), verbose=verbose,
                             started=time.monotonic() if started is None else started,
                             exercise_word=exercise_word(exercise))
+    # What confines the learner's code is said once per machine (and with --verbose): the same lines every run are
+    # lines nobody reads.
+    state = LearnerState(exercise.root)
+    view.first_sight = lambda said: state.first_sight(said, remember)
+    return view
 
 
 def exit_status(report: Report) -> int:

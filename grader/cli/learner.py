@@ -82,7 +82,7 @@ def _graded(args: argparse.Namespace, console: Console, mode: str, started: floa
     from grader.learner.submit import Request, grade_learner
 
     exercise = exercise or exercise_from_args(args)
-    view = learner_view(console, exercise, getattr(args, "verbose", False), started)
+    view = learner_view(console, exercise, getattr(args, "verbose", False), started, not args.no_record)
     return exit_status(grade_learner(Request.from_args(args, mode, exercise), view).report)
 
 

@@ -10,6 +10,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from grader.channel import noise, shared_inputs
+from grader.channel.stack_sample import described
 from grader.course import trust
 from grader.course.blame import charged_to_course, course_frame, where
 from grader.course.cases import Case
@@ -21,8 +22,9 @@ from grader.course.rules.rule import Call
 from grader.errors import CourseBroken
 from grader.grading import answer_cache, failure
 from grader.grading.course_answers import check_answers
+from grader.grading.dependencies import depends, reached
 from grader.grading.warm_up import warm_up
-from grader.grading.worker_client import RawResult, Task, WorkerClient
+from grader.grading.worker_client import RawResult, Task, WorkerClient, sampling
 from grader.inert import inert
 from grader.results import CaseResult, Outcome
 
@@ -56,6 +58,9 @@ class Judge:
         self.named: list[str] = []  # catalogued mistakes named so far in this run, tried first on the next failure
         self.warm_ups: dict[str, Case] = {}  # per function, the small case its first call is made on (warm_up.py)
         self.catalogue = None  # the catalogue of mistakes, looked up on the first failure (grader/grading/diagnosis.py)
+        # Functions not called again in this run (grader/grading/budget.py, Budget.stopped): the worker stops a call of
+        # one, and the case that made it is reported as depending on it.
+        self.stopped: dict[str, Any] = {}
         self._keys: dict[int, tuple[Case, tuple[str, str]]] = {}
 
     def prepare(self, case: Case) -> tuple[Any, tuple, tuple | None]:
@@ -214,6 +219,7 @@ class Judge:
                 raise CourseBroken(where(error, self.exercise.root)) from None
             result.outcome, result.diagnosis = Outcome.CRASHED, None
             result.message = f"crashed: the worker's reply could not be judged ({type(error).__name__})"
+            result.cause = "crashed (a reply that could not be judged)"
         if called.first_call:
             result.message += " (in the warm-up call on a small input, made before this case's own)"
         if MEMORY_AUDIT in case.audit and not _KEEP_AUDITED[0]:
@@ -242,6 +248,8 @@ class Judge:
         try:
             task = {"kind": "case", "function": case.function, "args": shared.args, "tensors": shared.specs,
                     "size": shared.size, "device": device, "audit": list(case.audit) if observed_call else [],
+                    "stopped": sorted(self.stopped),
+                    **({} if case.hidden else sampling(self._limit(case))),
                     # What each rule has the worker observe; a warm-up call is watched for none.
                     **(self._course(self._asked, case, inputs) if observed_call else {})}
         except BaseException:
@@ -266,18 +274,29 @@ class Judge:
         inputs, expected, baseline = prepared
         raw = called.raw
         reply = raw.reply
+        if reply is not None:
+            result.reached = reached(self.checker.functions, case.function, reply.observations.get("calls", []))
+        if raw.kind == "stopped":
+            if reply is not None and reply.message in self.stopped:
+                depends(self.stopped, reply.message, result)
+            else:  # the worker named a function the grader never stopped: not a reply the grader asked for
+                result.outcome, result.cause = Outcome.CRASHED, "crashed (a malformed reply)"
+                result.message = "crashed: the worker sent a malformed reply (a call stopped that was not stopped)"
+            return
         if raw.kind == "returned":
             call = Call(self.exercise.rules, self.checker, case, inputs, reply.observations, called.modified,
                         raw.peak_bytes)
             unjudged = next((why for rule in RULES if (why := rule.unjudged(call))), "")
             if unjudged:
                 result.outcome, result.message = Outcome.NOT_JUDGED, unjudged
+                result.cause = "could not be judged on this machine"
                 return
             violation = next((found for rule in RULES if (found := rule.judge(call))), None)
             if violation:
                 result.message = violation.hidden_message if self._hides(case) and violation.hidden_message else \
                     inert(violation.message)
                 result.extra["violates"] = violation.kind
+                result.cause = f"broke the {violation.kind} rule"
                 # What broke it, in the grader's own terms (operator names it listed, input indices), so that the
                 # diagnosis names the mistake that broke it the same way.
                 result.extra["evidence"] = violation.evidence
@@ -292,8 +311,11 @@ class Judge:
             result.message = verdict.hidden_message if self._hides(case) and not verdict.passed else \
                 inert(verdict.message)
             result.details = [] if self._hides(case) else [inert(line) for line in verdict.details]
+            result.cause = "" if verdict.passed else verdict.hidden_message
             return
         failure.describe(case, raw, result, called.lines, self._limit(case), self.exercise.memory_limit_mb)
+        if raw.stopped_at and not case.hidden:  # a hint from beside the learner's code: a visible case's alone
+            result.message += f"; {described(raw.stopped_at, self.learner_name)}"
 
     def _hides(self, case: Case) -> bool:
         """Whether `case`'s verdict is said in the grader's words alone: a hidden case, read by a learner."""

@@ -111,9 +111,10 @@ def run_distributed_suite(run: Run, listener: Listener, suite_run: DistributedRu
             continue
         if stop is not None and stop.is_set():
             return
-        refusal = budget.refusal(case)
+        refusal = budget.refusal(case, tuple(suite.uses))  # its program calls them: a stopped one is not run again
         if refusal:
-            result = budget.not_run(case, "cuda" if use_cuda else "cpu", refusal)
+            result = budget.not_run(case, "cuda" if use_cuda else "cpu", refusal, tuple(suite.uses))
+            result.extra["ranks"] = world
         else:
             result = budget.count(run_case(run, suite_run, case, use_cuda, stop))
         if exercise.distributed is not None and not exercise.distributed.counts:
@@ -158,7 +159,8 @@ def run_group(run: Run, suite_run: DistributedRun, case: Case, use_cuda: bool = 
     device = "cuda" if use_cuda else "cpu"
     result = CaseResult(case.name, case.suite, case.function, device, Outcome.FAILED, about=case.about,
                         inputs=inputs.summary + (", NCCL" if use_cuda else ", gloo"), points=case.points,
-                        visibility=case.visibility, required=case.required)
+                        visibility=case.visibility, required=case.required,
+                        extra={"ranks": world}, reached=list(suite.uses))  # the course's program calls these
     sandbox = open_sandbox((exercise.memory_limit_mb << 20) * world, processes=128 * world, use_cuda=use_cuda,
                            loopback=True, hide=(exercise.root,), apart=True, counted=True)
     ranks: list[Rank] = []

@@ -40,6 +40,7 @@ def describe(case: Any, raw: Any, result: Any, lines: frozenset[int], limit: flo
         result.message = f"{case.function} raises NotImplementedError: it is not written yet"
     elif raw.kind == "raised":
         result.outcome = Outcome.ERROR
+        result.cause = f"raised {hidden_exception(raised)}"  # the grader's words: a hidden case says the same
         message = inert(reply.message)
         # A hidden case never echoes learner text: an exception message (or a class named for the purpose)
         # could carry the hidden inputs. A type from a fixed list, and a line of one of the exercise's functions.
@@ -48,12 +49,14 @@ def describe(case: Any, raw: Any, result: Any, lines: frozenset[int], limit: flo
     elif raw.kind == "out-of-memory":
         result.outcome = Outcome.OUT_OF_MEMORY
         on = "the GPU" if raised == "OutOfMemoryError" else "memory"
+        result.cause = f"ran out of {on}"
         result.message = (f"ran out of {on} ({inert(raw.detail) or exception}); the limit is "
                           f"{memory_limit_mb} MiB for your code's processes together: look for "
                           f"tensors kept alive in a list, or a loop that allocates without end")
     elif raw.kind == "timed-out":
         result.outcome = Outcome.TIMED_OUT
         hint = TIMEOUT_HINTS.get(raw.signal, TIMEOUT_HINTS[""])
+        result.cause = f"timed out ({'waiting' if raw.signal == 'waiting' else 'running'})"
         result.message = f"did not finish within the {limit:g} s limit ({raw.detail}; {hint})"
     else:
         result.outcome = Outcome.CRASHED
@@ -64,6 +67,8 @@ def describe(case: Any, raw: Any, result: Any, lines: frozenset[int], limit: flo
             detail = detail.replace(f"({raw.signal})", f"({hidden_ending(raw.signal)})")
         result.message = f"crashed: {inert(detail)}"
         result.message += CRASH_HINTS.get(raw.signal.split(" ")[0], "")
+        ending = hidden_ending(raw.signal) if raw.signal else ("a malformed reply" if "malformed" in detail else "")
+        result.cause = f"crashed ({ending})" if ending else "crashed"
     if not case.hidden and reply is not None:
         result.traceback = inert(reply.traceback)
 

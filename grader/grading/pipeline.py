@@ -241,6 +241,7 @@ def _grade(run: Run, listener: Listener, trusted: Trusted, schedule: Schedule, r
     judge = Judge(run.exercise, trusted.checker, run.display, trusted.reference, diagnose=run.diagnose,
                   numbers=run.numbers)
     judge.warm_ups = trusted.warm_ups
+    judge.stopped = budget.stopped  # the same record: a function stopped now is stopped in every task sent after
     audited = [case for case in trusted.cases if MEMORY_AUDIT in case.audit]
     devices = schedule.devices
     stop = threading.Event()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from grader.channel import replies, wire
 from grader.channel.output import OutputCollector
+from grader.channel.stack_sample import Frame, Samples, where
 from grader.course.rules import OBSERVATIONS as RULE_OBSERVATIONS
 from grader.files import read_regular
 from grader.grading.failure import timeout_detail
@@ -36,7 +37,17 @@ SEND_LIMIT = 5.0            # seconds a task may take to be accepted by the work
 POLL = 0.05                 # seconds between checks of time and memory
 # What a worker's reply may report: the rules' observations, and what `grader scale` measures of a call on CUDA
 # (grader/sandboxed/cuda_measure.py).
-OBSERVATIONS = {**RULE_OBSERVATIONS, "cuda_peak_bytes": (int, None), "cuda_microseconds": (int, None)}
+# The calls between the learner's own functions it saw (grader/sandboxed/observe.py, Calls) are a hint for the report.
+OBSERVATIONS = {**RULE_OBSERVATIONS, "cuda_peak_bytes": (int, None), "cuda_microseconds": (int, None),
+                replies.CALLS: (list, str)}
+SAMPLE_FD = 5     # the worker's descriptor for stack samples (grader/sandboxed/worker.py)
+SAMPLE_SHARE = 0.45  # a call is sampled every this much of its limit (wall-clock), so twice before it is stopped
+
+
+def sampling(time_limit: float) -> dict[str, float]:
+    """What a task carries to have its call's stack sampled while it runs long (a visible case's: a hidden case never
+    shows where it was, so its call is not sampled at all)."""
+    return {"sample_every": round(max(time_limit * SAMPLE_SHARE, 0.1), 3)}
 LOAD_REPLY_BYTES = 1 << 20
 
 
@@ -53,6 +64,8 @@ class RawResult:
     signal: str = ""
     peak_bytes: int | None = None  # sandbox memory above its level before the learner's import, at its peak
     cpu_seconds: float = 0.0       # CPU the learner's processes used on the task, as the kernel counted it
+    # Where a call stopped for its time was, from the worker's last stack sample (a hint: stack_sample.py).
+    stopped_at: list[Frame] = field(default_factory=list)
 
     @property
     def seconds(self) -> float:
@@ -107,19 +120,23 @@ class WorkerClient:
             self.sandbox.close()
             self.sandbox = None
             raise
+        self._inside = learner
         self._tasks, worker_tasks = socket.socketpair()
         reply_read, reply_write = os.pipe()
+        sample_read, sample_write = os.pipe()
+        self._samples = Samples(sample_read)  # closed by stop(), whatever happens from here
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         null = os.open(os.devnull, os.O_RDONLY)
         config = json.dumps({"learner": learner})
         program = Program(module_command(WORKER, config), base_env(),
-                          {0: null, 1: out_write, 2: err_write, 3: worker_tasks.fileno(), 4: reply_write},
+                          {0: null, 1: out_write, 2: err_write, 3: worker_tasks.fileno(), 4: reply_write,
+                           SAMPLE_FD: sample_write},
                           entry=WORKER, args=(config,))
         try:
             self.sandbox.start([program])
         finally:
-            for fd in (null, out_write, err_write, reply_write):
+            for fd in (null, out_write, err_write, reply_write, sample_write):
                 os.close(fd)
             worker_tasks.close()
         self._tasks.setblocking(False)
@@ -174,6 +191,7 @@ class WorkerClient:
         self.sandbox.close()
         self._in_flight = []
         self._tasks.close()
+        self._samples.close()
         try:
             os.close(self._replies)
         except OSError:
@@ -242,6 +260,9 @@ class WorkerClient:
         self._in_flight.pop(0)
         result = self._receive(sent.time_limit, sent.time_limit * WALL_FACTOR + WALL_EXTRA, "case", sent.reply_limit,
                                sent.since)
+        samples = self._samples.drain()
+        if result.kind == "timed-out":
+            result.stopped_at = where(samples, self._inside, self.learner_lines)
         if self._in_flight and self.sandbox is not None:
             # The worker starts the next task as it answers this one: that task's clocks start now, not when it was
             # sent, so that none of this task's time is counted against it.

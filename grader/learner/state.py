@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -270,6 +272,31 @@ class LearnerState:
                     path.unlink()
             raise StateError(f"{failure} ({self._show(folder)}: {_reason(error)})") from None
         return path
+
+    def first_sight(self, said: str, remember: bool = True) -> bool:
+        """Whether this checkout's learner has not been shown `said` (what confines their code here) before, and
+        (with `remember`) remember that they have now. Keyed by what it says, the uid it runs as aside (drawn afresh
+        each run): a machine whose containment changes says so again. Where nothing can be remembered, it is always
+        shown."""
+        key = hashlib.sha256(re.sub(r"\buid \d+", "uid N", said).encode("utf-8")).hexdigest()[:32]
+        seen = self.folder / SEEN
+        try:
+            known = read_regular(seen).decode("ascii", errors="replace").split() if seen.is_file() else []
+        except OSError:
+            known = []
+        if key in known:
+            return False
+        if not remember:
+            return True
+        try:
+            self.folder.mkdir(exist_ok=True)
+            write_atomic(seen, "\n".join([*known[-31:], key]) + "\n")
+        except OSError:
+            pass
+        return True
+
+
+SEEN = "containment-seen"  # what confines the learner's code, as said once per machine: one key a line
 
 
 def opened_hints(entry: ExerciseState, order: list[str]) -> list[str]:

@@ -156,7 +156,7 @@ def _graded(request: Request, file: Path, view: View) -> Graded:
                            numbers=request.numbers), view)
     if only is not None:
         report.selection = request.pattern
-        report.notes.append(f"Only the examples matching -k {request.pattern!r} ran ({len(only)}).")
+        report.notes.append(_selected(report, request.pattern))
     if request.json:
         write_json(report, request.json)
     kept = _recorded(exercise, report, report_to_json(report), source, file) if request.record else None
@@ -167,6 +167,19 @@ def _graded(request: Request, file: Path, view: View) -> Graded:
     if written is not None:
         view.archived(str(written.path.relative_to(exercise.root)), hand_in(exercise.root).rstrip("."))
     return Graded(report, kept, written)
+
+
+def _selected(report: Report, pattern: str) -> str:
+    """'Only the examples matching -k 'tiny' ran (1).', or, where a distributed suite's cases matched too, 'Only the
+    cases matching -k 'ring*' ran (2 examples, 3 ring cases).'"""
+    suites: dict[str, int] = {}
+    for result in report.results:
+        suites[result.suite] = suites.get(result.suite, 0) + 1
+    if set(suites) <= {"examples"}:
+        return f"Only the examples matching -k {pattern!r} ran ({suites.get('examples', 0)})."
+    counted = [f"{count} {'example' if suite == 'examples' else f'{suite} case'}{'s' * (count != 1)}"
+               for suite, count in suites.items()]
+    return f"Only the cases matching -k {pattern!r} ran ({', '.join(counted)})."
 
 
 def _recorded(exercise: Exercise, report: Report, results: dict[str, Any], source: bytes | None,

@@ -19,9 +19,10 @@ from grader.inert import cut, inert
 from grader.report.html_page import render
 from grader.results import verdict_text
 from grader.results.cohort import NOT_GRADED, Entry, Test, suites
+from grader.results.groups import Cause, Group, blame, cases, grouped, named
 
 NAMES_SHOWN = 8     # cases named under one mistake before "and N more"
-DETAIL_CHARS = 3000  # of one visible case's details
+DETAIL_CHARS = 1500  # of the details of the one visible case a cause shows
 MISTAKE_LINE = "likely mistake: "  # how a results file's case output ends when a mistake was named
 
 
@@ -53,17 +54,21 @@ def feedback(entry: Entry) -> list[Block]:
     blocks.append(Block("table", rows=(("suite", "passed"), *_suite_rows(entry))))
     required = [test for test in failing if test.required]
     if required:
-        shown = next((test.name for test in required if not test.hidden), "A hidden case")
-        blocks.append(Block("p", f"{shown} is required for acceptance and it failed, so the score is 0 whatever "
-                                 f"the other cases earn."))
+        first = next((test for test in required if not test.hidden), required[0])
+        shown = "A hidden case" if first.hidden else first.name
+        blocks.append(Block("p", f"{shown} is required for acceptance and it {blame(first.outcome, first.cause)}, so "
+                                 f"the score is 0 whatever the other cases earn."))
     blocks += _mistakes(failing)
     todo = sorted({test.function for test in entry.tests if test.outcome == "not attempted" and test.function})
     if todo:
         blocks.append(Block("field", ", ".join(todo) + " (still raising NotImplementedError)", "Not attempted yet"))
     if failing:
-        blocks.append(Block("h2", f"Failed cases ({len(failing)})"))
-        for test in failing:
-            blocks += _case(test)
+        groups = grouped(failing, lambda test: Cause(test.caller or test.function, test.outcome, test.cause),
+                         lambda test: test.hidden)
+        causes = f", for {len(groups)} causes" if len(groups) > 1 else ""
+        blocks.append(Block("h2", f"Failed cases ({len(failing)}{causes})"))
+        for group in groups:
+            blocks += _group(group)
     elif not todo:
         blocks.append(Block("p", "Every test passes."))
     return blocks
@@ -103,16 +108,25 @@ def _mistakes(failing: list[Test]) -> list[Block]:
     return blocks
 
 
-def _case(test: Test) -> list[Block]:
-    where = f"{test.function}, hidden" if test.hidden else test.function
-    blocks = [Block("h3", f"{test.name} ({where})" if where else test.name),
-              Block("field", verdict_text(test.outcome, test.message), "Verdict")]
-    if not test.hidden:  # a hidden case's checks, inputs and traceback are never shown (see above)
-        lines = test.output.split("\n")[1:]
+def _group(group: Group[Test]) -> list[Block]:
+    """One cause of failure: what failed and in how many cases, one case of it in full (a visible one where there
+    is one), and the others named (a hidden case by its name only)."""
+    cause, shown = group.cause, group.example
+    blocks = [Block("h3", f"{cause.who}: {cause.what} ({cases(group.count)})" if cause.who else cause.what),
+              Block("field", f"{shown.name}{' (hidden)' if shown.hidden else ''}", "Example"),
+              Block("field", verdict_text(shown.outcome, shown.message), "Verdict")]
+    if not shown.hidden:  # a hidden case's checks, inputs and traceback are never shown (see above)
+        lines = shown.output.split("\n")[1:]
         if lines and lines[-1].startswith(MISTAKE_LINE):
             lines.pop()  # said once, under the mistakes
         if "\n".join(lines).strip():
             blocks.append(Block("code", cut("\n".join(lines), DETAIL_CHARS)))
+    others = [test.name for test in group.cases if not test.hidden and test is not shown]
+    hidden = group.hidden - shown.hidden
+    if others or hidden:
+        also = named(list(dict.fromkeys(others)), NAMES_SHOWN)
+        more = _cases(hidden, "hidden ") if hidden else ""
+        blocks.append(Block("field", f"{also}{'; and ' if also and more else ''}{more}", "Also"))
     return blocks
 
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.cells import chop_cells
 from rich.text import Text
 
-from grader.inert import indented
+from grader.inert import indented, show
 
 NARROWEST = 20  # columns of text a line keeps, however deep its indent: below that, words would fold letter by letter
 CUT_MARK = "…"  # ends a line of code cut at the width: code is never wrapped onto a line that is not its own
@@ -83,3 +83,25 @@ def frame_line(line: str, file: str) -> str | None:
         return None
     indent, _, number, function = found.groups()
     return f"{indent}{file}:{number} in {function}"
+
+
+def table(console: Console, found: dict, indent: str) -> None:
+    """A case's table (a distributed case's per rank figures: {"caption", "columns", "rows"}, its text the course's)
+    after `indent`, or a shallower one where that would not leave it room; no line ends in padding."""
+    from rich.measure import Measurement
+    from rich.table import Table
+
+    shown = Table(box=None, padding=(0, 1), pad_edge=False, header_style="muted", caption_style="muted",
+                  caption=show(str(found.get("caption", ""))), caption_justify="left")
+    for column in found.get("columns", []):
+        shown.add_column(show(str(column)), justify="right", no_wrap=True)
+    for row in found.get("rows", []):
+        shown.add_row(*(show(str(cell)) for cell in row))
+    width = wrap_width(console) or console.width
+    needed = Measurement.get(console, console.options, shown).maximum
+    lead = indent if len(indent) + needed <= width else indent[:2]
+    options = console.options.update(width=max(width - len(lead), NARROWEST))
+    for line in console.render_lines(shown, options, pad=False):
+        text = Text.assemble(*((segment.text, segment.style) for segment in line if not segment.control))
+        text.rstrip()
+        console.print(Text.assemble(lead, text))

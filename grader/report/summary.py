@@ -7,14 +7,7 @@ from rich.console import Console
 from grader.inert import show
 from grader.report.layout import say
 from grader.results import CaseResult, Outcome, Report
-
-NAMES_SHOWN = 8  # case names listed under one mistake before "and N more"
-
-
-def failing(results: list[CaseResult]) -> list[CaseResult]:
-    """The cases that ran and failed: neither a file that could not be imported nor a stub count here."""
-    return [r for r in results
-            if r.outcome.counts_as_failure and r.outcome is not Outcome.NOT_ATTEMPTED and not r.load_failed]
+from grader.results.groups import NAMES_SHOWN, failing, follows
 
 
 def suite_counts(console: Console, report: Report) -> None:
@@ -63,23 +56,27 @@ def likely_mistakes(console: Console, report: Report, hint: str = "grader hint")
 
 
 def fix_first(console: Console, report: Report) -> None:
-    """For each function whose cases failed while a function it calls failed too: fix that one first."""
-    failed = failing(report.results)
-    functions = {r.function for r in failed}
-    for function in dict.fromkeys(r.function for r in failed):
-        before = [used for used in report.uses.get(function, ()) if used in functions]
-        if before:
-            say(console, f"[follows]Fix {_names(before)} first:[/] {show(function)} calls "
-                         f"{'them' if len(before) > 1 else 'it'}, so its failures may follow from "
-                         f"{'theirs' if len(before) > 1 else 'that one'}.")
+    """For the functions whose failing cases were seen calling a function that failed too: fix that one first, said
+    once per function fixed first. Said only of a call the learner's code showed in this run (CaseResult.reached),
+    or that the course's own program makes (a distributed suite's), never of one presumed."""
+    callers: dict[tuple[str, ...], list[str]] = {}
+    for caller, before in follows(report.results):
+        callers.setdefault(tuple(before), []).append(caller)
+    for before, who in callers.items():
+        them = "them" if len(before) > 1 else "it"
+        said = [f"{show(caller)} calls {them}" if caller.startswith("the ") else f"{show(caller)} called {them} in "
+                f"this run" for caller in who]
+        whose = "their" if len(who) > 1 else "its"
+        say(console, f"[follows]Fix {_names(list(before))} first:[/] {', and '.join(said)}, so {whose} failures may "
+                     f"follow from {'theirs' if len(before) > 1 else 'that one'}.")
 
 
-def follows_note(result: CaseResult, failed_above: set[str], uses: dict[str, tuple[str, ...]],
-                 short: bool = False) -> str:
-    """The note for a failing case whose function calls one that already failed above it; '' when none did.
+def follows_note(result: CaseResult, failed_above: set[str], short: bool = False) -> str:
+    """The note for a failing case whose call was seen reaching a function that already failed above it; '' when
+    none did.
 
     `short`: a parenthesis for the end of a hidden case's one message line (there may be a hundred of them)."""
-    before = [used for used in uses.get(result.function, ()) if used in failed_above]
+    before = [used for used in result.reached if used in failed_above and used != result.function]
     if not before:
         return ""
     if short:

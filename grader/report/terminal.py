@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from typing import Callable
 
 from rich.console import Console
 from rich.markup import escape
-from rich.theme import Theme
 
 from grader.inert import cut, inert, one_line, show
-from grader.report import summary
-from grader.report.layout import code, frame_line, say, verbatim
+from grader.report import grouped, summary
+from grader.report.console import THEME, in_place, make_console  # noqa: F401  (the views' console, named here too)
+from grader.report.layout import code, frame_line, say, table, verbatim
 from grader.report.progress_bar import LiveProgress
 from grader.results import CaseResult, Outcome, Report
+from grader.results.groups import under_label, who
 
-THEME = Theme({
-    "passed": "bold green", "failed": "bold red", "error": "bold magenta", "timed out": "bold yellow",
-    "crashed": "bold red", "out of memory": "bold yellow", "skipped": "dim", "not attempted": "bold cyan",
-    "detail": "default", "muted": "dim", "heading": "bold", "accepted": "bold green", "rejected": "bold red",
-    "diagnosis": "bold yellow", "code": "cyan", "not graded": "bold magenta", "follows": "yellow",
-    "not judged": "bold magenta",
-})
 LABELS = {
     Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR", Outcome.TIMED_OUT: "TIMEOUT",
     Outcome.CRASHED: "CRASH", Outcome.OUT_OF_MEMORY: "OOM", Outcome.SKIPPED: "SKIP",
@@ -35,15 +27,6 @@ INDENT = " " * 8      # a case's own lines
 CONTINUED = " " * 10  # the later lines of one text, and the rest of a line wrapped: no column the grader starts at
 
 
-def make_console(file=None, width: int | None = None) -> Console:
-    """Colour on a terminal; plain text when piped or when NO_COLOR is set."""
-    plain = bool(os.environ.get("NO_COLOR"))
-    # With NO_COLOR there are no escape codes at all, bold included: plain text, as when piped.
-    extra = {"color_system": None} if plain else {}
-    return Console(file=file or sys.stdout, theme=THEME, width=width, no_color=plain, highlight=False,
-                   soft_wrap=True, emoji=False, **extra)
-
-
 def print_indented(console: Console, markup: str, first: str = INDENT) -> None:
     """Print `markup` (its learner text already shown inert) so that none of it starts a line of its own: its
     first line after `first`, every later line, its own or the rest of one wrapped at the width, at CONTINUED."""
@@ -51,12 +34,13 @@ def print_indented(console: Console, markup: str, first: str = INDENT) -> None:
 
 
 class TerminalRenderer:
-    """Prints results as they arrive, then the summary and the closing count line.
+    """Prints results as they arrive in a run, a submission's verdict on one screen, and the closing count line.
 
-    Every failure is printed in full, once: a case that fails with the same error as the one printed just
-    before it is named on one line under it instead ("same error in 4 more cases: ..."). Passing, skipped and
-    not attempted cases get a line each in a run (a few examples) and with `verbose`, which also prints every
-    failure in full and what torch printed on its own; a submission, hundreds of cases, only counts them per suite.
+    A run (a few examples) gets a line for every case and every failure in full, once: a case that fails with the
+    same error as the one printed just before it is named on one line under it instead ("same error in 4 more
+    cases: ..."). A submission, hundreds of cases, is shown once it is done (grader/report/grouped.py): its likely
+    mistake, each cause of failure once with its count and one case, the counts per suite and the verdict. With
+    `verbose` every case of either is printed in full as it comes, with what torch printed on its own.
     `started`: when the command began (time.monotonic()), for the closing duration; else the grading's own.
     """
 
@@ -74,12 +58,14 @@ class TerminalRenderer:
         self._file = ""
         self._containment: str | Callable[[], str] = ""
         self._every_case = True
-        self._uses: dict[str, tuple[str, ...]] = {}
         self._report: Report | None = None
         self._failed: set[str] = set()  # functions with a failure printed so far
         self._errors: dict[tuple, str] = {}  # each error printed in full, and the case it was printed for
         self._folding: tuple[tuple, list[str]] | None = None  # the error printed last, and the cases since with it
         self._live = LiveProgress(console)
+        # Whether the containment line is new to this learner (once per machine: grader/learner/state.py); shown
+        # every time where nobody says, and with `verbose`.
+        self.first_sight: Callable[[str], bool] = lambda said: True
 
     def live(self) -> LiveProgress:
         """`with renderer.live(): grade(...)`: a progress bar on a terminal while the cases run, gone after."""
@@ -88,7 +74,6 @@ class TerminalRenderer:
     def start(self, report: Report) -> None:
         """Before the first case: the header (above the bar), what is planned and which functions call which."""
         self._print_header()
-        self._uses = dict(report.uses)
         self._report = report
         self._file = report.file or self._file
         self._live.start(report.planned)
@@ -120,22 +105,20 @@ class TerminalRenderer:
         self.announce()
         if self._containment:
             containment = self._containment() if callable(self._containment) else self._containment
-            if containment:
+            if containment and (self.verbose or self.first_sight(containment)):
                 say(self.console, f"[muted]{show(containment)}[/]")
             self._containment = ""
 
     def finished(self, result: CaseResult) -> None:
         """One case's result, as soon as it is known (grader/grading/request.py, Listener)."""
         self._live.advance(result)
-        if result.load_failed:
-            return  # the file could not be imported: said once, with the count, at the end
-        quiet = result.outcome in (Outcome.PASSED, Outcome.SKIPPED, Outcome.NOT_ATTEMPTED)
-        # A case the time budget kept from running has nothing of its own to show: the report's note
-        # says once how many there were and why (grader/grading/budget.py).
-        if (quiet or result.not_run) and not self._every_case:
+        if result.load_failed or not self._every_case:
+            # A file that could not be imported is said once, with the count, at the end; a submission's cases are
+            # shown together once all are known, each cause once (grader/report/grouped.py).
             return
+        quiet = result.outcome in (Outcome.PASSED, Outcome.SKIPPED, Outcome.NOT_ATTEMPTED)
         self._print_header()
-        note = "" if quiet else summary.follows_note(result, self._failed, self._uses, short=result.hidden)
+        note = "" if quiet else summary.follows_note(result, self._failed, short=result.hidden)
         error = None if quiet or self.verbose else _error_key(result, note)
         if error is not None and self._folding is not None and self._folding[0] == error:
             self._folding[1].append(result.name)  # said in one line once the run of them ends
@@ -143,11 +126,12 @@ class TerminalRenderer:
         self._fold_done()
         self._import_output()
         style = result.outcome.value
-        where = f"{result.function}, {result.device}" + (", hidden" if result.hidden else "")
+        where = f"{who(result.function, result.suite, result.extra)}, {result.device}" + \
+            (", hidden" if result.hidden else "")
         print_indented(self.console, f"[{style}]{LABELS[result.outcome]:<7}[/] {show(one_line(result.name))} "
                                      f"[muted]({show(one_line(where))})[/]", first="")
         if result.extra.get("table"):
-            self._table(result.extra["table"])
+            table(self.console, result.extra["table"], INDENT)
         if quiet:
             return
         self._failed.add(result.function)
@@ -159,16 +143,20 @@ class TerminalRenderer:
             self._folding = (error, [])
         self._failure(result, note)
 
-    def _failure(self, result: CaseResult, note: str) -> None:
-        """Everything a failing case has to show: its message, what it checks, its inputs, traceback and output."""
+    def _failure(self, result: CaseResult, note: str, details: bool = True) -> None:
+        """Everything a failing case has to show: its message, what it checks, its inputs, traceback and output (with
+        `details`: the detail lines too, and all it printed)."""
+        message = show(under_label(result.outcome.value, result.message))  # the label above names the outcome
+        if result.hidden and not details:
+            return  # a submission's screen named it with its message already (grouped.py)
         if result.hidden:
-            line = " ".join(part for part in (show(result.message), note) if part)
+            line = " ".join(part for part in (message, note) if part)
             if line:
                 print_indented(self.console, line)
             return
-        for text in (show(result.message), note, f"[muted]checks: {show(result.about)}[/]" if result.about else "",
-                     f"[muted]inputs: {show(result.inputs)}[/]" if result.inputs else "",
-                     *(show(line) for line in result.details)):
+        for text in (message if details else "", note, f"[muted]checks: {show(result.about)}[/]" if result.about else "",
+                     f"[muted]inputs: {show(result.inputs)}[/]" if result.inputs and details else "",
+                     *(show(line) for line in (result.details if details else ()))):
             if text:
                 print_indented(self.console, text)
         # A diagnosis is named once, after the cases, with every case it explains (render_summary).
@@ -176,7 +164,7 @@ class TerminalRenderer:
             self._traceback(result.traceback)
         for name, text in (("your code printed", result.stdout), ("your code printed to stderr", result.stderr)):
             if text.strip():
-                self._output(name, text)
+                self._output(name, text, shown=OUTPUT_LINES if details else grouped.OUTPUT_SHOWN)
         if self.verbose and result.platform_output.strip():
             self._output("torch printed on its own (about the sandbox, not your code)", result.platform_output)
 
@@ -219,28 +207,15 @@ class TerminalRenderer:
                               f"(--verbose shows {'them' if count != 1 else 'it'}).[/]")
         report.import_stdout = report.import_stderr = ""
 
-    def _table(self, table: dict) -> None:
-        """A distributed case's table (per rank of a ring: what it held, sent and received, time per step)."""
-        from rich.padding import Padding
-        from rich.table import Table
-
-        shown = Table(box=None, padding=(0, 1), header_style="muted", caption=show(str(table.get("caption", ""))),
-                      caption_style="muted", caption_justify="left")
-        for column in table.get("columns", []):
-            shown.add_column(show(str(column)), justify="right")
-        for row in table.get("rows", []):
-            shown.add_row(*(show(str(cell)) for cell in row))
-        self.console.print(Padding(shown, (0, 0, 0, 8), expand=False))
-
-    def _output(self, name: str, text: str, first: str = INDENT) -> None:
+    def _output(self, name: str, text: str, first: str = INDENT, shown: int = OUTPUT_LINES) -> None:
         # Split at newlines only: a carriage return or form feed is the learner's character, shown
         # escaped on its line, not a line break of ours (a CR-LF pair still ends a line).
         lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
         print_indented(self.console, f"[muted]{name}:[/]", first=first)
-        for line in lines[:OUTPUT_LINES]:
+        for line in lines[:shown]:
             verbatim(self.console, f"| {inert(cut(line, OUTPUT_WIDTH))}", INDENT, CONTINUED)
-        if len(lines) > OUTPUT_LINES:
-            self.console.print(f"        | [muted]... {len(lines) - OUTPUT_LINES} more lines[/]")
+        if len(lines) > shown:
+            self.console.print(f"        | [muted]... {len(lines) - shown} more lines[/]")
 
     def finish(self, report: Report) -> None:
         self._print_header()
@@ -248,9 +223,15 @@ class TerminalRenderer:
         self._report = self._report or report
         self._import_output()
         console = self.console
-        for note in report.notes:
+        # A submission whose cases ran shows its verdict on one screen, its notes among it (grouped.py).
+        one_screen = not self._every_case and report.mode == "submit" and report.ran and not (
+            report.integrity_error or report.not_graded or report.load_error or report.all_not_attempted)
+        for note in [] if one_screen else report.notes:
             say(console, f"[muted]{show(note)}[/]")
-        if report.integrity_error or report.not_graded:
+        if one_screen:
+            grouped.screen(console, report, f"grader hint{self.exercise_word}",
+                           lambda result: self._failure(result, "", details=False), self.next_step)
+        elif report.integrity_error or report.not_graded:
             say(console, f"[error]Not graded:[/] {show(report.integrity_error or report.not_graded)}")
         elif report.load_error:
             self._load_error(report)
@@ -290,18 +271,7 @@ class TerminalRenderer:
         summary.fix_first(console, report)
         summary.not_attempted(console, report)
         if report.mode == "submit":
-            if report.failed:
-                say(console, summary.verdict(report))
-            else:
-                say(console, "[accepted]Accepted.[/] Every test passes.")
-            required = report.required_failed
-            if required:
-                say(console, f"[rejected]Score 0 of {report.max_score:g}:[/] {show(required[0].name)} is required "
-                             f"for acceptance and it failed, whatever the other cases score.")
-            else:
-                console.print(f"Score {report.score:.4g} of {report.max_score:g}.")
-            if not report.failed and not required and self.next_step:
-                say(console, show(self.next_step))
+            grouped.verdict(console, report, self.next_step)
         elif not report.failed:
             say(console, f"[passed]All examples pass.[/] Run [code]grader submit{show(self.exercise_word)}[/] to run "
                          f"every test.")

@@ -67,7 +67,11 @@ class CaseResult:
     visibility: str = "visible"
     required: bool = False
     load_failed: bool = False  # the learner's file could not be imported, so this case never ran
-    not_run: str = ""  # why it was reported without running: 'timeouts', 'memory' or 'budget' (grading/budget.py)
+    not_run: str = ""  # why it was reported without running: 'timeouts', 'memory', 'depends' or 'budget' (budget.py)
+    cause: str = ""    # what failed, in the grader's words alone: the same for every case that failed so (results/groups.py)
+    # The exercise's functions this case's call was seen reaching in the worker (or, for a distributed case, that the
+    # course's program calls): only these may explain its failure by theirs.
+    reached: list[str] = field(default_factory=list)
 
     @property
     def hidden(self) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 from grader.errors import UsageError
 from grader.inert import inert
 from grader.results import file
+from grader.results.groups import headline, who
 from grader.results.typed import Mismatch
 
 RESULTS = "results"
@@ -40,6 +41,8 @@ class Test:
     rationale: str = ""
     help: str = ""
     required: bool = False
+    cause: str = ""   # what failed, in the grader's words: the feedback groups its failures by it (results/groups.py)
+    caller: str = ""  # who failed: its function, or a distributed suite and its ranks
 
     @property
     def hidden(self) -> bool:
@@ -183,7 +186,8 @@ def _test(test: file.TestRecord) -> Test:
     case, diagnosis = test.extra_data, test.extra_data.diagnosis
     return Test(f"{case.case} [{case.device}]", case.outcome, case.suite, float(test.score),
                 diagnosis.title if diagnosis else "", test.output, case.function, case.message,
-                diagnosis.rationale if diagnosis else "", diagnosis.help if diagnosis else "", case.required)
+                diagnosis.rationale if diagnosis else "", diagnosis.help if diagnosis else "", case.required,
+                case.cause or headline(case.message) or case.outcome, who(case.function, case.suite, case.extra))
 
 
 def load_entries(out: Path, ids: set[str] | None = None) -> list[Entry]:

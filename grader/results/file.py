@@ -69,6 +69,7 @@ class CaseRecord:
     required: bool = False
     points: float = 1.0
     not_run: str | None = None           # why it was reported without running (CaseResult.not_run)
+    cause: str | None = None             # what failed, in the grader's words (CaseResult.cause): the views group by it
     extra: dict[str, Any] | None = None  # suite-specific numbers, such as a distributed suite's per-rank table
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from grader.inert import inert
 from grader.results import CaseResult, Outcome, Report, verdict_text
 from grader.results.file import FORMAT, CaseRecord, Counts, ResultsFile, RunRecord, TestRecord
+from grader.results.groups import cases, failing, failure_groups, result_blame
 
 OUTPUT_LIMIT = 4000
 
@@ -14,6 +15,8 @@ def results_file(report: Report, grader_version: str | None = None) -> ResultsFi
     tests = [case_test(number, result, weight)
              for number, (result, weight) in enumerate(zip(report.results, report.weights(report.results)), start=1)]
     output = report.summary_line()
+    if not (report.load_error or report.integrity_error or report.not_graded):
+        output = "".join(line + "\n" for line in grouped_lines(report)) + output
     required = required_line(report, sum(test.score for test in tests))
     if required:
         output = required + "\n" + output
@@ -49,22 +52,44 @@ def refused_file(message: str, seconds: float, grader_version: str) -> ResultsFi
                        extra_data=RunRecord(format=FORMAT, status="error", grader_version=grader_version))
 
 
+def grouped_lines(report: Report) -> list[str]:
+    """The report's failures as the learner reads them on Gradescope, each cause once: the likely mistake, then a
+    line per cause with its count and, where it is visible, a case of it (the tests below hold each in full)."""
+    lines = []
+    explained: dict[str, list[CaseResult]] = {}
+    for result in failing(report.results):
+        if result.diagnosis is not None:
+            explained.setdefault(result.diagnosis.title, []).append(result)
+    for title, results in explained.items():
+        seen = any(result.visibility == "visible" and not result.hidden for result in results)
+        lines.append(f"{'Likely mistake' if seen else 'Hidden cases suggest'}: {title} ({cases(len(results))})")
+    groups = failure_groups(report.results)
+    if len(groups) > 1:
+        lines.append(f"{sum(group.count for group in groups)} cases failed, for {len(groups)} causes:")
+    for group in groups:
+        shown = next((case for case in group.cases if case.visibility == "visible"), None)
+        such = f", such as {shown.name} [{shown.device}]" if shown is not None else ""
+        lines.append(f"{'- ' if len(groups) > 1 else ''}{group.cause.who}: {group.cause.what} "
+                     f"({cases(group.count)}{such})")
+    return lines
+
+
 def required_line(report: Report, earned: float) -> str:
     """Why the score is 0 although cases passed: a required case failed. Said before the due date too; a case that
     is not visible yet is counted, never named, so that its inputs stay the course's."""
     failed = report.required_failed
     if not failed or report.load_error or report.integrity_error or report.not_graded:
         return ""
-    named = [f"{result.name} [{result.device}]" for result in failed if result.visibility == "visible"]
-    unnamed = len(failed) - len(named)
-    which = ", ".join(named)
+    parts = [f"{result.name} [{result.device}] {result_blame(result)}" for result in failed
+             if result.visibility == "visible"]
+    unnamed = [result for result in failed if result.visibility != "visible"]
     if unnamed:
-        them = "them" if unnamed != 1 else "it"
-        hidden = f"{unnamed} hidden case{'s' * (unnamed != 1)}, named once the course shows {them}"
-        which = f"{which}; {hidden}" if which else hidden
-    cases = f"{len(failed)} required case{'s' * (len(failed) != 1)}"
-    return (f"Score: 0 of {report.max_score:g}. {cases} failed ({which}), and the score of a submission that fails a "
-            f"required case is 0, whatever the other cases earned ({earned:.4g} points in the tests below).")
+        them = "them" if len(unnamed) != 1 else "it"
+        how = " or ".join(dict.fromkeys(result_blame(result) for result in unnamed))
+        parts.append(f"{cases(len(unnamed), 'hidden')}, named once the course shows {them}, {how}")
+    count = f"{len(failed)} required case{'s' * (len(failed) != 1)}"
+    return (f"Score: 0 of {report.max_score:g}. {count} failed: {'; '.join(parts)}. The score of a submission that "
+            f"fails a required case is 0, whatever the other cases earned ({earned:.4g} points in the tests below).")
 
 
 def case_test(number: int, result: CaseResult, weight: float = 1.0) -> TestRecord:
@@ -88,7 +113,8 @@ def case_test(number: int, result: CaseResult, weight: float = 1.0) -> TestRecor
         extra_data=CaseRecord(
             case=result.name, outcome=result.outcome.value, suite=result.suite, device=result.device,
             function=result.function, message=result.message, diagnosis=result.diagnosis, required=result.required,
-            points=result.points, not_run=result.not_run or None, extra=result.extra or None))
+            points=result.points, not_run=result.not_run or None, cause=result.cause or None,
+            extra=result.extra or None))
 
 
 def _limit(text: str) -> str:

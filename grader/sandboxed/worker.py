@@ -26,6 +26,7 @@ from grader.inert import fit
 
 MODULE_NAME = "submission"
 TASK_FD, REPLY_FD = 3, 4
+SAMPLE_FD = 5  # where faulthandler writes the stack of a call that runs long: a hint of where it was when stopped
 
 
 def main(config: dict[str, Any]) -> None:
@@ -46,8 +47,13 @@ def main(config: dict[str, Any]) -> None:
         send(REPLY_FD, {"kind": "load-error", **load_error})
         os._exit(0)
     send(REPLY_FD, {"kind": "ready"})
-    from grader.sandboxed.observe import observe
+    from functools import partial
 
+    from grader.sandboxed.observe import Calls, observe
+
+    calls = Calls()
+    calls.install(module, str(learner))
+    watched = partial(observe, calls=calls)
     while True:
         body, _ = tasks.read()
         if body.get("kind") != "case":
@@ -55,7 +61,7 @@ def main(config: dict[str, Any]) -> None:
             flush_output()
             os._exit(0)
         tensors: list[Any] = []
-        reply = run_task(module, learner, body, tasks.fds.pop(0), observe, tensors)
+        reply = run_task(module, learner, body, tasks.fds.pop(0), watched, tensors)
         flush_output()
         send(REPLY_FD, reply, body["id"], body.get("reply_limit", 1 << 30), tensors)
 
@@ -133,14 +139,20 @@ def run_task(module: Any, learner: Path, task: dict[str, Any], fd: int, observe,
         return {"kind": "raised", "exception": "AttributeError", "seconds": 0.0, "traceback": "",
                 "message": f"your file has no function named {task['function']}"}
     args = build_args(task["args"], given)
+    from grader.sandboxed.observe import sampled
+
+    observations: dict[str, Any] = {}
     started = time.perf_counter()
     try:
-        with observe(task) as observations:
+        with sampled(task, _sample_fd()), observe(task) as observations:
             result = function(*args)
             if device == "cuda":
                 torch.cuda.synchronize()
     except BaseException as error:  # noqa: BLE001  (every way out of learner code is reported)
-        return describe_exception(error, learner, time.perf_counter() - started, device)
+        reply = describe_exception(error, learner, time.perf_counter() - started, device)
+        if observations.get("calls"):  # which of its own functions it reached before it raised
+            reply["observations"] = {"calls": observations["calls"]}
+        return reply
     seconds = time.perf_counter() - started
     if device != "cpu":  # what the learner did to the device copies goes back where the grader can see it
         for host, copy in zip(inputs, given):
@@ -192,9 +204,13 @@ def _type_name(value: Any) -> str:
 
 def describe_exception(error: BaseException, learner: Path, seconds: float, device: str) -> dict[str, Any]:
     """An exception from learner code, classified, with only the learner's own frames."""
+    from grader.sandboxed.observe import StoppedCall
+
     kind = "raised"
     name = _name(error)
     message = _message(error)
+    if isinstance(error, StoppedCall):  # it called a function the grader stopped for this run
+        return {"kind": "stopped", "message": fit(str(error.function), 200), "seconds": seconds, "traceback": ""}
     if isinstance(error, NotImplementedError):
         kind = "not-attempted"
     elif name == "OutOfMemoryError" or isinstance(error, MemoryError) or (
@@ -251,6 +267,15 @@ def _message(error: Any) -> str:
     except BaseException:  # noqa: BLE001  (a learner's exception whose __str__ fails)
         text = "<message could not be shown>"
     return fit(text, 2000)
+
+
+def _sample_fd() -> int | None:
+    """The descriptor stack samples go to, where the grader handed one (never blocking: a full pipe drops them)."""
+    try:
+        os.set_blocking(SAMPLE_FD, False)
+        return SAMPLE_FD
+    except OSError:
+        return None
 
 
 def flush_output() -> None:
