@@ -9,6 +9,7 @@ refused, each named after the catalogued mistake that explains it, with the byte
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,7 +28,8 @@ from grader.results.from_report import results_file
 TP = "06-tensor-parallel-matmul"
 SHIMS = FIXTURES / "public_tp"
 UNREDUCED = ("sglang_row_parallel_never_reduced", "forgets_the_all_reduce", "0 B sent: no rank sent another a byte")
-TWICE = ("vllm_shared_expert_reduced_twice", "all_reduces_twice", "2.0 times what is needed, where one all-reduce")
+# Twice the bytes of one all-reduce, as the kernel counts them: the protocol's own few per cent make it 2.0 or 2.1.
+TWICE = ("vllm_shared_expert_reduced_twice", "all_reduces_twice", r"2\.[01] times what is needed, where one all-reduce")
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +57,10 @@ def test_public_row_parallel_bugs_are_refused_and_named_with_the_bytes_moved(ten
     for result in failed:
         assert result.outcome is Outcome.FAILED and result.diagnosis and result.diagnosis.mistake == mistake, (
             result.message, result.diagnosis)
-        assert any(line.startswith(clue) or clue in line for line in result.details), result.details
+        assert any(re.search(clue, line) for line in result.details), result.details
     # Gradescope's output names it as for any other case.
     test = next(test for test in results_file(report).tests if test.extra_data.case == failed[0].name)
-    assert f"likely mistake: {failed[0].diagnosis.title}." in test.output and clue in test.output
+    assert f"likely mistake: {failed[0].diagnosis.title}." in test.output and re.search(clue, test.output)
     assert test.extra_data.diagnosis.mistake == mistake
 
 
