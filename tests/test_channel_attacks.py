@@ -80,7 +80,8 @@ def grader(world: Path, level: str, *args: str) -> subprocess.CompletedProcess:
 
 
 def submit(world: Path, level: str, exercise: str, name: str) -> str:
-    done = grader(world, level, "submit", exercise, "--file", f"{name}.py", "--device", "cpu", "--no-record")
+    """A submission of attack `name`, every case shown in full (--verbose), as the grader printed it."""
+    done = grader(world, level, "submit", exercise, "--file", f"{name}.py", "--device", "cpu", "--no-record", "--verbose")
     assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     return done.stdout
 
@@ -88,7 +89,7 @@ def submit(world: Path, level: str, exercise: str, name: str) -> str:
 def distributed(output: str) -> list[str]:
     """The verdict lines of the distributed suite's cases (a passing case has none under submit; a case that failed
     as the one before it is counted under it)."""
-    return [line for line in output.splitlines() if "(parallel_mlp, cpu)" in line]
+    return [line for line in output.splitlines() if re.search(r"\(\w+ suite, \d+ ranks, cpu\)$", line)]
 
 
 @pytest.mark.parametrize("level", LEVELS)

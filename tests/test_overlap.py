@@ -18,7 +18,8 @@ cases:
     time_limit: 2
 """ for factor in range(2, 10))
 
-# Right on every case, but: a second of CPU on factor 3, an endless loop on factor 5, the worker's death on factor 7.
+# Right on every case, but: a second of CPU on factor 3, the worker's death on factor 7, an endless loop on factor 9
+# (last: a function that timed out is not called again in that run).
 LEARNER = """\
 import os
 import time
@@ -29,7 +30,7 @@ def scale(x, factor):
         end = time.process_time() + 1.0
         while time.process_time() < end:
             pass
-    if factor == 5:
+    if factor == 9:
         while True:
             pass
     if factor == 7:
@@ -49,10 +50,10 @@ def test_each_hidden_case_keeps_its_verdict_and_its_clock_with_the_next_one_sent
     report = grade(Run(find_exercise(scale_course, "02"), learner, "submit", "cpu"))
     hidden = {result.name: result for result in report.results if result.name.startswith("factor-")}
     assert [hidden[f"factor-{factor}"].outcome for factor in range(2, 10)] == [
-        Outcome.PASSED, Outcome.PASSED, Outcome.PASSED, Outcome.TIMED_OUT, Outcome.PASSED, Outcome.CRASHED,
-        Outcome.PASSED, Outcome.PASSED], {name: result.message for name, result in hidden.items()}
+        Outcome.PASSED, Outcome.PASSED, Outcome.PASSED, Outcome.PASSED, Outcome.PASSED, Outcome.CRASHED,
+        Outcome.PASSED, Outcome.TIMED_OUT], {name: result.message for name, result in hidden.items()}
     # The second of CPU is the slow case's alone: the case sent while it ran starts its clock when it starts.
     assert hidden["factor-3"].cpu_seconds >= 0.9
     assert hidden["factor-4"].cpu_seconds < 0.5, hidden["factor-4"].cpu_seconds
-    # Those after the loop and the crash were sent to a worker that was then stopped: each ran again on a new one.
-    assert hidden["factor-6"].cpu_seconds < 0.5 and hidden["factor-8"].cpu_seconds < 0.5
+    # The one after the crash was sent to a worker that then died: it ran again on a new one, on its own clock.
+    assert hidden["factor-8"].cpu_seconds < 0.5

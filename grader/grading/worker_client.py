@@ -105,7 +105,7 @@ class WorkerClient:
         self._next_id = 1
         self._in_flight: list[Sent] = []  # tasks sent whose replies are not read yet, in the order sent
         # Where each of the file's own functions lies, as the grader parsed it: a hidden case names a line only in one.
-        self.learner_functions = function_spans(learner)
+        self.learner_lines, self.learner_functions = file_layout(learner)
         self.abandoned = threading.Event()  # set from another thread: what is waited on ends now (abandon)
 
     # ------------------------------------------------------------ lifecycle
@@ -395,15 +395,21 @@ class _Message:
     kind: str = "message"
 
 
-def function_spans(path: Path) -> dict[str, tuple[int, int]]:
-    """The first and last line of every function the file defines at its top level, from the grader's own parse of
-    the bytes graded; none where it cannot be read or parsed (a file that does not parse never runs a case)."""
+def file_layout(path: Path) -> tuple[int, dict[str, tuple[int, int]]]:
+    """How many lines the file has (a last line without a newline counts), and the first and last line of every
+    function it defines at its top level, from the grader's own parse of the bytes graded; 0 and none where it
+    cannot be read, no functions where it cannot be parsed (a file that does not parse never runs a case)."""
     try:
-        tree = ast.parse(read_regular(path))
-    except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}
-    return {node.name: (node.lineno, node.end_lineno or node.lineno) for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        data = read_regular(path)
+    except OSError:
+        return 0, {}
+    lines = data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return lines, {}
+    return lines, {node.name: (node.lineno, node.end_lineno or node.lineno) for node in tree.body
+                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 def _problem(error: Exception, when: str = "") -> str:
