@@ -38,6 +38,7 @@ from typing import Any
 
 import torch
 
+from grader.course.yamlfile import Key, KeyTable
 from grader.errors import ConfigError
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -115,6 +116,15 @@ class Tolerance:
                 raise ValueError(f"tolerance {key} must be a number from {low:g} to {high:g}, not {value!r}")
             values[key] = float(value)
         return Tolerance(**values)
+
+
+_MEANINGS = {"float64": "the bound in float64, as a fraction of the largest expected value",
+             "float32": "the bound in float32, as a fraction of the largest expected value",
+             "half_factor": "in bfloat16 and float16: this many times the reference's own error, plus the rounding"}
+# A case's `tolerance` keys, each within Tolerance.LIMITS, its default the checker's (Tolerance's unless it says).
+TOLERANCE = KeyTable("a case's tolerance", tuple(
+    Key(name, f"number from {low:g} to {high:g}", _MEANINGS[name], getattr(Tolerance, name), "the checker's "
+        f"({getattr(Tolerance, name):g} unless it sets its own)") for name, (low, high) in Tolerance.LIMITS.items()))
 
 
 class Checker:
