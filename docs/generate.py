@@ -150,8 +150,8 @@ def _signature(value: Callable) -> str:
             text += f" = {_default(parameter.default if made is dataclasses.MISSING else made())}"
         parts.append(text)
     returned = inspect.signature(value).return_annotation
-    shown = "" if returned is inspect.Signature.empty or inspect.isclass(value) else f" -> {str(returned).strip(chr(39))}"
-    return f"({', '.join(parts)}){shown}"
+    shown = "" if returned is inspect.Signature.empty or inspect.isclass(value) else f" -> {returned}"
+    return f"({', '.join(parts)}){shown.replace(chr(39), '')}"
 
 
 def _default(value: Any) -> str:
