@@ -4,8 +4,8 @@ tests/fixtures/levels/channels.py makes the pairs as the grader makes them (two 
 visible one, or two learners of one cohort; two ranks of one distributed suite; a worker beside a rank) and has
 tests/fixtures/levels/probe.py leave a token in every kernel object one could share and look for it from the
 other: sockets of every kind, System V and POSIX IPC, record locks and flock, leases, inotify and dnotify, files
-and FIFOs in every writable place, signals, process names and /proc, keyrings, cgroups, /proc/locks. The README's
-table ("How grading stays fair") lists each with how it is closed at each level.
+and FIFOs in every writable place, signals, process names and /proc, keyrings, cgroups, /proc/locks. The table
+of docs/fairness ("What two sandboxes could both reach") lists each with how it is closed at each level.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from grader.sandbox.box import Confinement, Sandbox, Spec
 LEVELS = ("root", "user", "user-no-userns", "container", "off")
 SEALED = ("root", "user")  # a network namespace for the ranks, and nothing else between them
 LINK = {"tcp", "udp"}  # the ranks' loopback, the one link the traffic rule counts
-RESIDUAL = {"meminfo"}  # the machine's own counters (memory, load): named in the README as residual
+RESIDUAL = {"meminfo"}  # the machine's own counters (memory, load): named in docs/fairness as residual
 levels = pytest.mark.skipif(bool(_prerequisites()), reason=_prerequisites() or "ready")
 
 

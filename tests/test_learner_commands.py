@@ -99,7 +99,7 @@ def test_restore_reads_an_exercise_prefix_as_the_exercise(two, capsys) -> None:
     kept_submission(two, SOFTMAX, 1, "# softmax, first try\n")
     kept_submission(two, RING, 1, "# ring, first try\n")
     ring_before = stub(two, RING).read_bytes()
-    code, lines = run(capsys, "restore", "01")  # alone, it lists what 01 has kept (README: history and restore)
+    code, lines = run(capsys, "restore", "01")  # alone, it lists what 01 has kept (docs/learners: history and restore)
     assert code == 0 and lines[0] == f"{SOFTMAX}: exercises/{SOFTMAX}/softmax.py", lines
     assert lines[1].split()[:2] == ["1", "2026-11-30"] and "submission" in lines[1] and len(lines) == 3
     assert lines[2].startswith("grader restore EX N puts submission N")

@@ -1,13 +1,8 @@
 """Case files: YAML entries become Case objects, each checked by the exercise's checker.
 
-Keys every case may have, whatever the exercise: `name`, `function`, `about`, `time_limit` (CPU
-seconds), `repeat` (N copies with seeds seed, seed+1, ...), `audit` ([memory]), `points` (default
-1), `visibility` (Gradescope's: visible, hidden, after_due_date, after_published; hidden cases default
-to after_due_date), `required`
-(a failure rejects the submission whatever else passes), `tolerance` (within the limits of
-grader.course.checker.Tolerance) and `nonfinite_answer` (true: the exact answer may hold NaN or
-Inf). Every other key is the checker's to define and validate. A file's `defaults` apply to each of
-its cases.
+The keys every case may have, whatever the exercise, are CASE's below (each with its type, default and
+meaning; `tolerance` within the limits of grader.course.checker's TOLERANCE). Every other key is the
+checker's to define and validate. A file's `defaults` apply to each of its cases.
 
 An error names the line of the key it is about: the key a ValueError's message starts with or quotes
 (`dtype must be one of ...`, `unknown key 'dtpye'`), and `defaults:` when that key came from the defaults.
@@ -21,12 +16,33 @@ from pathlib import Path
 from typing import Any, Callable
 
 from grader.course.rules import AUDITS
-from grader.course.yamlfile import LineDict, line_of, line_of_key, load_yaml, require
+from grader.course.yamlfile import Key, KeyTable, LineDict, line_of, line_of_key, load_yaml, require
 from grader.errors import ConfigError, course_path
 
-GENERIC_KEYS = {"name", "function", "about", "time_limit", "repeat", "audit", "points", "visibility", "required",
-                "tolerance", "nonfinite_answer"}
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+HIDDEN_VISIBILITY = "after_due_date"  # a hidden case's result reaches Gradescope's learners after the due date
+CASE_FILE = KeyTable("a case file (cases/examples.yaml, cases/hidden/*.yaml)", (
+    Key("defaults", "mapping of case keys", "keys applied to every case of the file (a case's own win)", {}),
+    Key("cases", "list of cases", "the cases, each a mapping of the keys below and the checker's own"),
+))
+CASE = KeyTable("a case (an entry of `cases`)", (
+    Key("name", "string", "the case's name, unique in the exercise (a `repeat` adds -1, -2, ...)"),
+    Key("function", "string", "the checker's function it calls"),
+    Key("about", "string", "what it checks, in a line", ""),
+    Key("time_limit", "number (CPU seconds, above 0)", "its CPU time", None, "the exercise's time_limit"),
+    Key("repeat", "whole number (1 or more)", "N copies, with seeds seed, seed+1, ...", 1),
+    Key("audit", f"list of {', '.join(sorted(AUDITS))}", "rules judged on this case alone: memory, against the "
+        "checker's memory_budget", []),
+    Key("points", "number (0 or more)", "its weight: every case's points are scaled to the exercise's max_score", 1),
+    Key("visibility", " | ".join(VISIBILITIES), "when Gradescope's learners see its result", "visible",
+        f"visible (examples), {HIDDEN_VISIBILITY} (hidden cases)"),
+    Key("required", "true or false", "a failure scores 0 and rejects the submission, whatever else passes", False),
+    Key("tolerance", "mapping (a case: tolerance)", "the exercise's tolerance, loosened or tightened within fixed "
+        "limits", {}),
+    Key("nonfinite_answer", "true or false", "the exact answer may hold NaN or Inf: an output must hold the same "
+        "there, and be within the bound elsewhere", False),
+))
+GENERIC_KEYS = frozenset(CASE.names)  # every other key of a case is the checker's (its Function's `keys`)
 
 
 @dataclass(frozen=True)
@@ -61,7 +77,7 @@ def load_case_file(path: Path, suite: str, functions: tuple[str, ...], validate:
     data = load_yaml(path)
     if data is None:
         return []
-    defaults = require(data, "defaults", dict, path, {})
+    defaults = require(data, "defaults", dict, path, CASE_FILE.default("defaults"))
     entries = require(data, "cases", list, path)
     cases: list[Case] = []
     for index, entry in enumerate(entries, start=1):
@@ -77,13 +93,14 @@ def load_case_file(path: Path, suite: str, functions: tuple[str, ...], validate:
                         "function")
         try:
             # A hidden case's result reaches Gradescope's learners after the due date unless its YAML says otherwise.
-            generic = _generic(entry, path, check_tolerance, "after_due_date" if suite == "hidden" else "visible")
+            generic = _generic(entry, path, check_tolerance,
+                               HIDDEN_VISIBILITY if suite == "hidden" else CASE.default("visibility"))
         except ValueError as error:
             raise blame(error) from None
-        repeat = get("repeat", int, 1)
+        repeat = get("repeat", int, CASE.default("repeat"))
         if repeat < 1:
             raise blame(ValueError("repeat must be at least 1"), "repeat")
-        about = get("about", str, "")
+        about = get("about", str, CASE.default("about"))
         params = {key: value for key, value in entry.items() if key not in GENERIC_KEYS}
         for copy in range(repeat):
             copy_params = dict(params)
@@ -155,30 +172,30 @@ def _key_named(message: str, keys: list[str]) -> str | None:
 
 
 def _generic(entry: dict, path: Path, check_tolerance: Callable[[dict], Any] | None,
-             default_visibility: str = "visible") -> dict[str, Any]:
+             default_visibility: str = CASE.default("visibility")) -> dict[str, Any]:
     """The keys every case may have, checked; ValueError names the first that is wrong."""
     time_limit = entry.get("time_limit")
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
                                    or time_limit <= 0):
         raise ValueError("time_limit must be a positive number of seconds")
-    audit = entry.get("audit", [])
+    audit = entry.get("audit", CASE.default("audit"))
     audit = audit if isinstance(audit, list) else [audit]
     unknown = [item for item in audit if item not in AUDITS]
     if unknown:
         raise ValueError(f"audit must be among {', '.join(sorted(AUDITS))}, not {unknown[0]!r}")
-    points = entry.get("points", 1)
+    points = entry.get("points", CASE.default("points"))
     if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
         raise ValueError("points must be a number of at least 0")
     visibility = entry.get("visibility", default_visibility)
     if visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}, not {visibility!r}")
-    required = entry.get("required", False)
+    required = entry.get("required", CASE.default("required"))
     if not isinstance(required, bool):
         raise ValueError("required must be true or false")
-    nonfinite_answer = entry.get("nonfinite_answer", False)
+    nonfinite_answer = entry.get("nonfinite_answer", CASE.default("nonfinite_answer"))
     if not isinstance(nonfinite_answer, bool):
         raise ValueError("nonfinite_answer must be true or false")
-    tolerance = entry.get("tolerance", {})
+    tolerance = entry.get("tolerance", CASE.default("tolerance"))
     if tolerance and check_tolerance is not None:
         check_tolerance(tolerance)
     elif tolerance and not isinstance(tolerance, dict):

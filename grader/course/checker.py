@@ -38,10 +38,12 @@ from typing import Any
 
 import torch
 
+from grader.course.yamlfile import Key, KeyTable
 from grader.errors import ConfigError
 
+# The dtypes a case's `dtype` names, by name.
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-HALF_DTYPES = (torch.bfloat16, torch.float16)
+HALF_DTYPES = (torch.bfloat16, torch.float16)  # the half precisions, whose bound is the reference's own error
 
 
 @dataclass(frozen=True)
@@ -50,10 +52,10 @@ class Function:
     which of the learner's other functions it is meant to call (`uses`), so that a report can say that its
     failures may follow from theirs."""
 
-    arguments: tuple[str, ...]
+    arguments: tuple[str, ...]  # its arguments' names, in order, for messages ("modified its input x")
     outputs: tuple[str, ...]  # one name: a single tensor is returned; several: a tuple of that many tensors
-    keys: frozenset[str] = frozenset()
-    uses: tuple[str, ...] = ()
+    keys: frozenset[str] = frozenset()  # the case keys it takes beside every case's own (grader/course/cases.py)
+    uses: tuple[str, ...] = ()  # the learner's other functions it calls, whose failures may explain its own
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", tuple(self.arguments))
@@ -72,6 +74,7 @@ class Inputs:
     layout: str = "contiguous"        # or "transposed": each tensor stored with its last two dims swapped
 
     def output_dtype(self) -> torch.dtype:
+        """The dtype every output must have: `dtype`, else the first tensor argument's."""
         if self.dtype is not None:
             return self.dtype
         return next(tensors(self.args)).dtype
@@ -117,11 +120,20 @@ class Tolerance:
         return Tolerance(**values)
 
 
+_MEANINGS = {"float64": "the bound in float64, as a fraction of the largest expected value",
+             "float32": "the bound in float32, as a fraction of the largest expected value",
+             "half_factor": "in bfloat16 and float16: this many times the reference's own error, plus the rounding"}
+# A case's `tolerance` keys, each within Tolerance.LIMITS, its default the checker's (Tolerance's unless it says).
+TOLERANCE = KeyTable("a case's tolerance", tuple(
+    Key(name, f"number from {low:g} to {high:g}", _MEANINGS[name], getattr(Tolerance, name), "the checker's "
+        f"({getattr(Tolerance, name):g} unless it sets its own)") for name, (low, high) in Tolerance.LIMITS.items()))
+
+
 class Checker:
     """Subclass this in an exercise's checker.py; override `build_inputs` and `expected` at least."""
 
-    functions: dict[str, Function] = {}
-    tolerance: Tolerance = Tolerance()
+    functions: dict[str, Function] = {}  # each function the learner writes, by name
+    tolerance: Tolerance = Tolerance()   # the error bound per dtype, which a case may loosen or tighten
     span_unit: str = ""                  # what `span` counts, for messages: "keys"
     rule_reasons: dict[str, str] = {}    # the exercise's own words on a broken rule, by kind: "inputs-modified",
                                          # "forbidden", "materialization", "peak-memory"

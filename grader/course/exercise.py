@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import PACKAGE
+from grader.course.exercise_keys import COURSE, DISTRIBUTED, EXERCISE, HAND_IN_DEFAULT  # noqa: F401 (a bundle's)
 from grader.course.promises import Promises, parse_promises
 from grader.course.rules.settings import Rules, check_rules, parse_rules
 from grader.course.scale_spec import ScaleSpec, parse_scale
@@ -27,10 +28,7 @@ from grader.errors import COURSE_FILE, ConfigError, UsageError, did_you_mean
 from grader.files import SOURCE_LIMIT, kind_of
 
 EXERCISE_FILE = "exercise.yaml"
-KNOWN_KEYS = {"name", "title", "stub", "starter", "statement", "checker", "examples", "hidden", "solution",
-              "mistakes", "variants", "hints", "time_limit", "memory_limit_mb", "max_score", "rules", "directory",
-              "precomputed", "time_budget", "distributed", "scale", "promises"}
-HAND_IN_DEFAULT = "hand it in as your course asks"
+KNOWN_KEYS = frozenset(EXERCISE.names)  # grader/course/exercise_keys.py declares each, with its type and default
 
 
 @dataclass(frozen=True)
@@ -149,7 +147,7 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
     data.line = line_of(written)
     # The course file's overrides are written in another file: their lines are not this file's.
     data.key_lines = {key: line for key, line in getattr(written, "key_lines", {}).items() if key not in (overrides or {})}
-    unknown = sorted(set(data) - KNOWN_KEYS, key=lambda key: (line_of_key(data, key) or 0, str(key)))
+    unknown = EXERCISE.unknown(data)
     if unknown:
         raise ConfigError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})", path,
                           line_of_key(data, unknown[0]))
@@ -157,10 +155,10 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
     name = get("name", default=folder.name)
     stub = folder / get("stub")
     inside = lambda key, default: _path(root, folder, get(key, default=default))  # noqa: E731
-    limit = float(get("time_limit", (int, float), 10))
-    budget = float(get("time_budget", (int, float), 300))
-    memory = int(get("memory_limit_mb", int, 4096))
-    max_score = get("max_score", (int, float), None)
+    limit = float(get("time_limit", (int, float), EXERCISE.default("time_limit")))
+    budget = float(get("time_budget", (int, float), EXERCISE.default("time_budget")))
+    memory = int(get("memory_limit_mb", int, EXERCISE.default("memory_limit_mb")))
+    max_score = get("max_score", (int, float), EXERCISE.default("max_score"))
     for key, value in (("time_limit", limit), ("time_budget", budget), ("memory_limit_mb", memory),
                        ("max_score", max_score)):
         if value is not None and value <= 0:
@@ -186,7 +184,8 @@ def load_exercise(root: Path, folder: Path, overrides: dict | None = None, cours
 def hand_in(root: Path) -> str:
     """How a learner bundle's submissions are handed in: the course file's `hand_in`, else a general line."""
     path = root / COURSE_FILE
-    return require(load_yaml(path), "hand_in", str, path, HAND_IN_DEFAULT).strip() or HAND_IN_DEFAULT
+    fallback = COURSE.default("hand_in")
+    return require(load_yaml(path), "hand_in", str, path, fallback).strip() or fallback
 
 
 def _path(root: Path, folder: Path, value: str) -> Path:
@@ -197,10 +196,11 @@ def _path(root: Path, folder: Path, value: str) -> Path:
 def _distributed(value: object, path: Path, line: int | None) -> Distributed | None:
     if value is None:
         return None
-    if not isinstance(value, dict) or set(value) - {"ranks", "counts"}:
+    if not isinstance(value, dict) or DISTRIBUTED.unknown(value):
         raise ConfigError("distributed must be a mapping of ranks (2 or more) and counts (true or false)", path,
                           line)
-    ranks, counts = value.get("ranks", 2), value.get("counts", True)
+    ranks = value.get("ranks", DISTRIBUTED.default("ranks"))
+    counts = value.get("counts", DISTRIBUTED.default("counts"))
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 2:
         raise ConfigError(f"distributed: ranks must be a whole number of 2 or more, not {ranks!r}", path,
                           line)

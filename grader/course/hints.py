@@ -15,10 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.course.exercise import Exercise
+from grader.course.yamlfile import Key, KeyTable
 from grader.errors import ConfigError
 
 FENCE = "---"
-KEYS = {"function"}
+FRONT_MATTER = KeyTable("a hint's front matter (hints/EX/N-NAME.md)", (
+    Key("function", "a function's name, or a list [NAME, NAME]", "the stub's functions the hint is about: `grader "
+        "hint EX FUNCTION` opens it among theirs", None, "none: the exercise as a whole"),
+))
+KEYS = frozenset(FRONT_MATTER.names)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,19 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+from grader.course.rules import KINDS
+from grader.course.yamlfile import Key, KeyTable
+
+# What a mistake file says, as module constants: diagnosis shows the strings, validate refuses a file lacking one.
+CONSTANTS = KeyTable("a mistake file (solutions/EX/mistakes/NAME.py)", (
+    Key("TITLE", "string", "the mistake in a few words: the report's \"Likely mistake\" line"),
+    Key("RATIONALE", "string", "what goes wrong, and why"),
+    Key("HELP", "string", "what to look at to fix it"),
+    Key("VIOLATES", " | ".join(f'"{kind}"' for kind in KINDS), "the rule it breaks, for a mistake whose values are "
+        "right: matched to a submission that breaks the rule the same way", "", '"" (its values are wrong)'),
+))
+STRINGS = tuple(key.name for key in CONSTANTS if key.required)  # TITLE, RATIONALE, HELP
+
 SEAM = "\n\n# ---------------- the mistake: what follows replaces the reference's definitions ----------------\n"
 FUTURE = "from __future__ import"
 

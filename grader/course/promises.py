@@ -22,12 +22,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.course.yamlfile import line_of, line_of_key
+from grader.course.yamlfile import Key, KeyTable, line_of, line_of_key
 from grader.errors import ConfigError
 
 DTYPE_NAMES = ("float64", "float32", "bfloat16", "float16")  # grader/course/checker.py's DTYPES, by name
-KEYS = ("values", "ranges")
-RANGE_KEYS = ("about", "range", "dtypes")
+PROMISES = KeyTable("exercise.yaml: promises", (
+    Key("values", "FUNCTION.ARGUMENT", "the input every range is about: a function of the checker and one of its "
+        "arguments (softmax.x)"),
+    Key("ranges", "list of ranges (exercise.yaml: promises: ranges)", "the ranges of its values the statement "
+        "promises to handle"),
+))
+RANGE = KeyTable("exercise.yaml: promises: ranges", (
+    Key("about", "string", "the range in the statement's words: validate names it where no case covers it"),
+    Key("range", "[LOW, HIGH], two finite numbers, rising", "covered by a case whose every value of the input lies "
+        "within it"),
+    Key("dtypes", f"list of {', '.join(DTYPE_NAMES)}", "the dtypes it is asked in", [],
+        "every dtype that holds part of the range (clipped to what it holds)"),
+))
+KEYS, RANGE_KEYS = PROMISES.names, RANGE.names
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,7 @@ def parse_promises(value: Any, path: Path, line: int | None) -> Promises | None:
         return None
     if not isinstance(value, dict):
         raise ConfigError("promises must be a mapping of values (FUNCTION.ARGUMENT) and ranges", path, line)
-    unknown = [key for key in value if key not in KEYS]
+    unknown = PROMISES.unknown(value)
     if unknown:
         raise ConfigError(f"promises: unknown key {unknown[0]!r} (known: {', '.join(KEYS)})", path,
                           line_of_key(value, unknown[0]))
@@ -91,7 +103,7 @@ def _promise(entry: Any, path: Path, line: int | None) -> Promise:
         raise ConfigError(f"promises: ranges: each entry is a mapping of {', '.join(RANGE_KEYS)}, not {entry!r}",
                           path, line)
     at = lambda key: line_of_key(entry, key) if key in entry else line  # noqa: E731
-    unknown = [key for key in entry if key not in RANGE_KEYS]
+    unknown = RANGE.unknown(entry)
     if unknown:
         raise ConfigError(f"promises: ranges: unknown key {unknown[0]!r} (known: {', '.join(RANGE_KEYS)})", path,
                           at(unknown[0]))
@@ -106,7 +118,7 @@ def _promise(entry: Any, path: Path, line: int | None) -> Promise:
     if not low < high:
         raise ConfigError(f"promises: ranges: range must rise: {bounds[0]!r} is not below {bounds[1]!r}", path,
                           at("range"))
-    dtypes = entry.get("dtypes", [])
+    dtypes = entry.get("dtypes", RANGE.default("dtypes"))
     if not isinstance(dtypes, list) or any(dtype not in DTYPE_NAMES for dtype in dtypes):
         odd = next((dtype for dtype in dtypes if dtype not in DTYPE_NAMES), dtypes) if isinstance(dtypes, list) \
             else dtypes

@@ -22,15 +22,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from grader.course.yamlfile import line_of, line_of_key
+from grader.course.yamlfile import Key, KeyTable, line_of, line_of_key
 from grader.errors import ConfigError
 from grader.results.growth import GROWTHS
 
 MEASURES = ("time", "memory", "traffic")
-# The growths a fit can name (grader/grading/growth.py), as `says` spells them.
-KEYS = ("function", "axis", "case", "grow", "sizes", "measure", "naive", "budget", "says")
 MIN_SIZES, MAX_SIZES = 4, 6
 DEFAULT_BUDGET = 120.0
+SCALE = KeyTable("exercise.yaml: scale", (
+    Key("function", "string", "the function measured: one of the checker's, or a distributed suite's"),
+    Key("axis", "string", "what the sizes count, in the picture and the words (keys, hidden units)", "size"),
+    Key("case", "mapping of the checker's case keys", "the case every size starts from", {}),
+    Key("grow", "a case key, or a dotted path into one (chunks.total)", "the key a size given as a number sets", None,
+        "none: every size is a mapping"),
+    Key("sizes", f"list of {MIN_SIZES} to {MAX_SIZES} growing numbers, or mappings {{size: N, KEY: VALUE}}",
+        "the sizes measured; a mapping sets the case keys it names, its place on the axis in `size`"),
+    Key("measure", f"list of {', '.join(MEASURES)}", "what is measured: time, the kernel's peak memory, the bytes a "
+        "distributed suite's ranks move", ["time"]),
+    Key("naive", "list of mistake file stems", "the catalogue's naive designs, measured beside the reference", []),
+    Key("budget", "number (wall-clock seconds, above 0)", "the whole command's time: twice a submit of the reference",
+        DEFAULT_BUDGET),
+    Key("says", f"mapping of a measure to {{GROWTH: words}} (growths: {', '.join(GROWTHS)})", "what a growth means "
+        "here, said after it", {}),
+))
+KEYS = SCALE.names
 
 
 @dataclass(frozen=True)
@@ -68,7 +83,7 @@ def parse_scale(value: Any, path: Path, line: int | None) -> ScaleSpec | None:
         return None
     if not isinstance(value, dict):
         raise ConfigError(f"scale must be a mapping of {', '.join(KEYS)}", path, line)
-    unknown = [key for key in value if key not in KEYS]
+    unknown = SCALE.unknown(value)
     if unknown:
         raise ConfigError(f"scale: unknown key {unknown[0]!r} (known: {', '.join(KEYS)})", path,
                           line_of_key(value, unknown[0]))
@@ -80,22 +95,22 @@ def parse_scale(value: Any, path: Path, line: int | None) -> ScaleSpec | None:
     function = value.get("function")
     if not isinstance(function, str) or not function:
         raise fail("function must name the function to measure", "function")
-    axis = value.get("axis", "size")
+    axis = value.get("axis", SCALE.default("axis"))
     if not isinstance(axis, str) or not axis.strip():
         raise fail(f"axis must say what the sizes count (such as keys), not {axis!r}", "axis")
-    case = value.get("case", {})
+    case = value.get("case", SCALE.default("case"))
     if not isinstance(case, dict):
         raise fail(f"case must be a mapping of the checker's keys, not {case!r}", "case")
     grow = value.get("grow")
     if grow is not None and (not isinstance(grow, str) or not all(grow.split("."))):
         raise fail(f"grow must be a case key, or a dotted path into one (chunks.total), not {grow!r}", "grow")
     sizes = _sizes(value.get("sizes"), grow, fail)
-    measures = _names(value.get("measure", ["time"]), "measure", MEASURES, fail)
-    naive = _names(value.get("naive", []), "naive", None, fail)
-    budget = value.get("budget", DEFAULT_BUDGET)
+    measures = _names(value.get("measure", SCALE.default("measure")), "measure", MEASURES, fail)
+    naive = _names(value.get("naive", SCALE.default("naive")), "naive", None, fail)
+    budget = value.get("budget", SCALE.default("budget"))
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
         raise fail(f"budget must be a positive number of seconds, not {budget!r}", "budget")
-    says = _says(value.get("says", {}), fail)
+    says = _says(value.get("says", SCALE.default("says")), fail)
     lines = {key: line_of_key(value, key) for key in value}
     lines[""] = line
     return ScaleSpec(function, sizes, measures, path, axis.strip(), copy.deepcopy(case), naive, float(budget),

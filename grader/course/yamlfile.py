@@ -2,19 +2,83 @@
 
 Numbers are read as YAML 1.2 reads them: `2e-4`, `1E3`, `-1e30` and `1.5e5` are floats (PyYAML's
 YAML 1.1 resolver leaves a float without a dot, or with an unsigned exponent, a string).
+
+Each course file's keys are declared beside its parser as a `KeyTable` of `Key`s (name, type, default,
+meaning): the parser refuses a key its table lacks and takes its defaults from it, and the instructors'
+reference (docs/instructors/reference.md) is written from the same tables, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
+import copy
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
 from grader.errors import ConfigError
 
 _MISSING = object()
+REQUIRED = _MISSING  # a Key's default where the file must write the key
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key a course file may hold: its name, the type of its value, its default and what it means, in a line."""
+
+    name: str
+    type: str                  # what the value is, as the file writes it: "number (CPU seconds)", "list of names"
+    meaning: str
+    default: Any = REQUIRED    # the value where the file leaves the key out; REQUIRED: it must be written
+    shown: str = ""            # the default in words where it is worked out rather than a value ("starter/STUB")
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def written(self) -> str:
+        """The default as the reference shows it: words where it is worked out, else as YAML writes the value."""
+        if self.shown:
+            return self.shown
+        if self.required:
+            return "required"
+        value = self.default
+        if value is None:
+            return "none"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, (list, tuple, dict)):
+            return yaml.safe_dump(list(value) if isinstance(value, tuple) else value, default_flow_style=True).strip()
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class KeyTable:
+    """The keys of one mapping of a course file (exercise.yaml, its `scale` section, a case), in the order shown."""
+
+    where: str                 # the mapping, as the reference heads it: "exercise.yaml", "exercise.yaml: scale"
+    keys: tuple[Key, ...]
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self.keys)
+
+    def __getitem__(self, name: str) -> Key:
+        return next(key for key in self.keys if key.name == name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(key.name for key in self.keys)
+
+    def default(self, name: str) -> Any:
+        """The value a file that leaves `name` out is read with (a copy: a parser may keep it as its own)."""
+        return copy.deepcopy(self[name].default)
+
+    def unknown(self, mapping: Any) -> list[str]:
+        """The keys of `mapping` the table does not declare, in the order the file writes them."""
+        found = [key for key in mapping if key not in self.names] if isinstance(mapping, dict) else []
+        return sorted(found, key=lambda key: (line_of_key(mapping, key) or 0, str(key)))
 
 
 # YAML 1.2's floats that YAML 1.1's resolver misses: an exponent without a dot (2e-4, 1E3) or without a sign (1.5e5).

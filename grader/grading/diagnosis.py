@@ -50,11 +50,11 @@ class Mistake:
 
     @property
     def violates(self) -> str:
-        return getattr(self.module, "VIOLATES", "")
+        return getattr(self.module, "VIOLATES", mistakes.CONSTANTS.default("VIOLATES"))
 
     def diagnosis(self) -> Diagnosis:
         # A string left out is validate's finding ("mistakes have TITLE, RATIONALE and HELP"), never a grade's failure.
-        text = {name: str(getattr(self.module, name, "") or "") for name in ("TITLE", "RATIONALE", "HELP")}
+        text = {name: str(getattr(self.module, name, "") or "") for name in mistakes.STRINGS}
         return Diagnosis(self.stem, text["TITLE"] or self.stem, text["RATIONALE"], text["HELP"])
 
 

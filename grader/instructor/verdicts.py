@@ -263,8 +263,8 @@ def missing_constants(path: Path, exercise: Exercise) -> str:
     module = next((m.module for m in catalogue(exercise).mistakes if m.stem == path.stem), None)
     if module is None:
         return "could not be loaded"
-    lacking = [name for name in ("TITLE", "RATIONALE", "HELP") if not str(getattr(module, name, "")).strip()]
-    if getattr(module, "VIOLATES", "") not in VIOLATIONS:
+    lacking = [name for name in mistakes.STRINGS if not str(getattr(module, name, "")).strip()]
+    if getattr(module, "VIOLATES", mistakes.CONSTANTS.default("VIOLATES")) not in VIOLATIONS:
         lacking.append(f"VIOLATES {module.VIOLATES!r} (known: {', '.join(sorted(VIOLATIONS - {''}))})")
     return ", ".join(lacking)
 

@@ -51,6 +51,7 @@ def call_learner(function: Callable, name: str, started: float, *args: Any, chec
 
 
 def learner_function(module: Any, name: str) -> Callable:
+    """The learner's function `name` from their module; where there is none, the learner's failure."""
     function = getattr(module, name, None)
     if not callable(function):
         raise LearnerFailure(AttributeError(f"your file has no function named {name}"), 0.0)

@@ -129,7 +129,7 @@ def write_gradebook(out: Path, entries: list[Entry], exercise: str = "", roster:
     summary.exercise = summary.exercise or exercise
     similarity = compare(entries)
     alike = similar_to(similarity)
-    # An empty shard's gradebook is empty, roster or not (README: its grades.csv is its header alone): its learners'
+    # An empty shard's gradebook is empty, roster or not (docs/staff: its grades.csv is its header alone): its learners'
     # rows are the shards' that hold their submissions.
     rows, unmatched = build_rows(roster.learners, entries, roster.policy) if roster and entries else ([], [])
     if roster is not None:

@@ -20,6 +20,9 @@ class Forbidden(Rule):
     kinds = ("forbidden",)
     key = "forbidden"
     default: tuple[str, ...] = ()
+    value_type = f"list of operators (aten.NAME) and families ({{family: NAME}}: {', '.join(FAMILIES)})"
+    meaning = ("what the learner's call may not run, seen as it reaches torch's dispatcher: an operator stands for "
+               "itself and what torch turns it into, a family for every public route to one computation")
     observes = {"forbidden_seen": (list, str)}
 
     def parse(self, value: object, path: Path, line: int | None) -> tuple[str, ...]:

@@ -20,6 +20,9 @@ class InputsUnchanged(Rule):
     kinds = ("inputs-modified",)
     key = "inputs_unchanged"
     default = True
+    value_type = "true or false"
+    meaning = ("every input comes back as it was handed over: its bytes, in the shared memory the grader owns, are "
+               "compared with the grader's own copy after the call")
     observes = {"version_changed": (list, INPUT)}
 
     def parse(self, value: object, path: Path, line: int | None) -> bool:

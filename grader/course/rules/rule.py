@@ -78,6 +78,8 @@ class Rule:
     kinds: tuple[str, ...] = ()    # every kind of violation it names: what a catalogued mistake's VIOLATES may say
     key: str | None = None         # its key under exercise.yaml's `rules:`; None: declared elsewhere
     default: Any = None            # its setting where exercise.yaml says nothing
+    value_type: str = ""           # what its key's value is, as exercise.yaml writes it (the reference's type)
+    meaning: str = ""              # what its key asks, in a line (the reference's meaning)
     audit: str | None = None       # the word a case's `audit:` names to have the rule judged on that case
     observes: Observations = {}    # what the worker reports for it
 

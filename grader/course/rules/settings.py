@@ -6,10 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from grader.course.rules import KEYED
-from grader.course.yamlfile import line_of_key
+from grader.course.yamlfile import Key, KeyTable, line_of_key
 from grader.errors import ConfigError
 
-KEYS: tuple[str, ...] = tuple(sorted(rule.key for rule in KEYED if rule.key))
+# exercise.yaml's `rules:`: a key per rule that has one, its type, meaning and default the rule's own (RULES).
+TABLE = KeyTable("exercise.yaml: rules", tuple(Key(str(rule.key), rule.value_type, rule.meaning, rule.default)
+                                               for rule in KEYED))
+KEYS: tuple[str, ...] = tuple(sorted(TABLE.names))
 
 
 class Rules:
