@@ -14,6 +14,7 @@ first call, before it can know the audited case's size, is excused only up to th
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from grader.course.cases import Case
@@ -42,7 +43,11 @@ def warm_up(judge: Any, case: Case, device: str, worker: Any) -> Any:
         return None
     worker.warmed.add(case.function)
     inputs, expected, _ = judge.prepare(small)
-    raw, _ = judge.call(small, inputs, expected, device, worker, observed_call=False)
+    # Under the audited case's time limit, not the small case's: a first call's costs (an import on first use
+    # takes a second or more of CPU on a busy laptop) belong to the audited case, and a visible example's limit
+    # is sized for its own small call only.
+    limited = replace(small, time_limit=case.time_limit)  # None: the exercise's own, as for the audited case
+    raw, _ = judge.call(limited, inputs, expected, device, worker, observed_call=False)
     if not worker.alive:
         if raw.kind in ("timed-out", "crashed", "out-of-memory"):
             return raw
