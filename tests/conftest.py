@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -210,6 +211,27 @@ def fixture_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -
 def scale_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private course of the small test exercise 02-scale (four cases, two of them hidden), as the grader's root."""
     return fixture_course(tmp_path, monkeypatch, "02-scale")
+
+
+def run_gradescope_autograder(course: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """02-scale exported for Gradescope and its run_autograder run on the course's reference, laid out as
+    /autograder is (source/, submission/, results/ under tmp_path/autograder)."""
+    import zipfile
+
+    from grader.cli import main
+
+    assert main(["export", "gradescope", "02", "-o", str(tmp_path / "a.zip")]) == 0
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(tmp_path / "a.zip") as archive:
+        archive.extractall(root / "source")
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    (root / "submission" / "scale.py").write_text((course / "solutions/02-scale/scale.py").read_text())
+    env = {**os.environ, "GRADER_AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable,
+           "PYTHONPATH": str(root / "source")}
+    env.pop("GRADER_ROOT", None)
+    return subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
+                          timeout=300)
 
 
 def run_cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, list[str]]:

@@ -6,18 +6,13 @@ who may read the course, sees a hidden failure's figures where a learner sees th
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
-from conftest import run_cli
+from conftest import run_cli, run_gradescope_autograder
 
-from grader.cli import main
 from grader.errors import CourseBroken
 
 SCALE = "exercises/02-scale"
@@ -69,19 +64,8 @@ def test_a_cohort_has_every_entry_not_graded_and_is_incomplete(scale_course, cap
 
 def test_gradescope_fails_the_autograder_and_writes_no_score(scale_course, capsys, tmp_path):
     line = nan_checker(scale_course)
-    assert main(["export", "gradescope", "02", "-o", str(tmp_path / "a.zip")]) == 0
-    capsys.readouterr()
+    done = run_gradescope_autograder(scale_course, tmp_path)
     root = tmp_path / "autograder"
-    with zipfile.ZipFile(tmp_path / "a.zip") as archive:
-        archive.extractall(root / "source")
-    (root / "submission").mkdir()
-    (root / "results").mkdir()
-    (root / "submission" / "scale.py").write_text((scale_course / "solutions/02-scale/scale.py").read_text())
-    env = {**os.environ, "GRADER_AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable,
-           "PYTHONPATH": str(root / "source")}
-    env.pop("GRADER_ROOT", None)
-    done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
-                          timeout=300)
     assert done.returncode == 1 and not (root / "results" / "results.json").exists(), done.stdout + done.stderr
     assert f"cause: {said(line)}" in done.stdout, done.stdout
 

@@ -5,14 +5,10 @@ validate fails on each of them, on a gap in the hints and on a stub that is not 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, run_gradescope_autograder
 
 from grader.cli import main
 
@@ -123,19 +119,8 @@ def test_a_cohort_shows_a_broken_checker_as_not_graded_never_as_zero(scale_cours
 
 def test_gradescope_shows_a_broken_checker_as_an_autograder_error_never_a_zero(scale_course, capsys, tmp_path):
     line = break_checker(scale_course)
-    assert main(["export", "gradescope", "02", "-o", str(tmp_path / "a.zip")]) == 0
-    capsys.readouterr()
+    done = run_gradescope_autograder(scale_course, tmp_path)
     root = tmp_path / "autograder"
-    with zipfile.ZipFile(tmp_path / "a.zip") as archive:
-        archive.extractall(root / "source")
-    (root / "submission").mkdir()
-    (root / "results").mkdir()
-    (root / "submission" / "scale.py").write_text((scale_course / "solutions/02-scale/scale.py").read_text())
-    env = {**os.environ, "GRADER_AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable,
-           "PYTHONPATH": str(root / "source")}
-    env.pop("GRADER_ROOT", None)
-    done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
-                          timeout=300)
     # No results.json, and a status that is not 0: Gradescope shows "The autograder failed to execute correctly"
     # to the learner, and the cause, in the panel only instructors see.
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
