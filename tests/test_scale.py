@@ -196,6 +196,25 @@ def test_07_draws_the_reference_flat_and_the_kept_score_blocks_linear(course, ca
     assert "naive: Keeps every chunk's score block alive - peak memory grows linearly" in " ".join(svg.itertext())
 
 
+@pytest.mark.parametrize("exercise, violates, said", [
+    ("07-ring-attention", "peak-memory", "To see how your peak memory grows with the keys, beside the reference's: "
+                                         "grader scale 07-ring-attention (at most 13 s)."),
+    ("07-ring-attention", "materialization", "grader scale 07-ring-attention"),
+    ("06-tensor-parallel-matmul", "communication", "To see how your ranks' traffic grows with the hidden units"),
+    ("07-ring-attention", "forbidden", ""),        # no curve shows it
+    ("06-tensor-parallel-matmul", "peak-memory", ""),  # 06 draws no memory curve
+    ("07-ring-attention", "", ""),                 # wrong values: no rule broken
+])
+def test_a_submission_that_broke_a_drawn_rule_is_pointed_at_its_curve(exercise, violates, said) -> None:
+    from grader.learner.submit import scale_step
+    from grader.results import CaseResult, Outcome, Report
+
+    broken = CaseResult("case", "hidden", "ring_attention", "cpu", Outcome.FAILED, extra={"violates": violates})
+    passed = CaseResult("other", "hidden", "ring_attention", "cpu", Outcome.PASSED, extra={"violates": "forbidden"})
+    step = scale_step(load_exercise(REPO, REPO / "exercises" / exercise), Report(exercise, "submit", "f.py", [passed, broken]))
+    assert (said in step and step) if said else step == "", step
+
+
 def test_07_on_the_reference_grows_as_the_reference_does(course, capsys) -> None:
     code, lines = _scale(capsys, "07", "--file", str(RING_REFERENCE), "--time-budget", "120")
     assert code == 0, lines
@@ -314,3 +333,10 @@ def test_list_and_run_never_load_the_pictures(course) -> None:
     loaded = done.stdout.strip().splitlines()[-1]
     assert "scale_chart" not in loaded and "scale_svg" not in loaded and "scale_words" not in loaded, loaded
     assert "grader.cli.scale" not in loaded, loaded
+
+
+def test_what_a_rule_is_drawn_as_is_a_measure_grader_scale_takes() -> None:
+    from grader.course.rules import DRAWN_AS
+    from grader.course.scale_spec import MEASURES
+
+    assert DRAWN_AS and set(DRAWN_AS.values()) <= set(MEASURES), DRAWN_AS

@@ -136,6 +136,24 @@ def syntax_error(file: Path, shown: str) -> str:
     return ""
 
 
+def scale_step(exercise: Exercise, report: Report) -> str:
+    """After a submission that broke a rule `grader scale` draws (07's memory, 06's traffic): the command that
+    shows the learner's curve beside the reference's; '' where none does."""
+    from grader.course.rules import DRAWN_AS
+
+    spec = exercise.scale
+    if spec is None:
+        return ""
+    broken = (DRAWN_AS.get(str(result.extra.get("violates", ""))) for result in report.results if not result.passed)
+    measure = next((measure for measure in broken if measure in spec.measures), None)
+    if measure is None:
+        return ""
+    from grader.report.scale_words import OWN_NAMES
+
+    return (f"To see how your {OWN_NAMES[measure]} grows with the {spec.axis}, beside the reference's: "
+            f"grader scale {exercise.name} (at most {spec.budget:g} s).")
+
+
 def _graded(request: Request, file: Path, view: View) -> Graded:
     exercise = request.exercise
     # A learner bundle holds the examples alone: its submit runs them, then archives the file for the course.
@@ -162,6 +180,8 @@ def _graded(request: Request, file: Path, view: View) -> Graded:
     kept = _recorded(exercise, report, report_to_json(report), source, file) if request.record else None
     if report.mode == "submit" and report.status == "passed":
         view.next_step = next_step(exercise)  # read after the acceptance was recorded
+    elif report.mode == "submit":
+        view.next_step = scale_step(exercise, report)
     view.finish(report)
     written = _archive(exercise, file) if archive else None
     if written is not None:

@@ -112,5 +112,5 @@ def verdict(console: Console, report: Report, next_step: str = "") -> None:
                      f"{' (hidden)' if first.hidden else ''} {show(result_blame(first))}.")
     else:
         console.print(f"Score {report.score:.4g} of {report.max_score:g}.")
-    if not report.failed and not required and next_step:
+    if next_step:  # after an acceptance, the next exercise; after a rule `grader scale` draws, that command
         say(console, show(next_step))

@@ -20,4 +20,5 @@ RULES: tuple[Rule, ...] = (
 KINDS: tuple[str, ...] = tuple(kind for rule in RULES for kind in rule.kinds)  # every violation a verdict can name
 KEYED: tuple[Rule, ...] = tuple(rule for rule in RULES if rule.key)  # those exercise.yaml's `rules:` sets
 AUDITS: frozenset[str] = frozenset(rule.audit for rule in RULES if rule.audit)  # what a case's `audit:` may name
+DRAWN_AS: dict[str, str] = {kind: rule.drawn_as for rule in RULES for kind in rule.kinds if rule.drawn_as}  # by kind
 OBSERVATIONS: Observations = {name: kind for rule in RULES for name, kind in rule.observes.items()}

@@ -18,6 +18,7 @@ class Communication(Rule):
     """At least the bytes that pass every rank the data it lacks, and no more than the case allows."""
 
     kinds = ("communication",)
+    drawn_as = "traffic"
 
     def judge_distributed(self, group: DistributedCall, result: CaseResult) -> None:
         inputs, traffic = group.inputs, group.traffic

@@ -25,6 +25,7 @@ class Memory(Rule):
 
     kinds = ("materialization", "peak-memory")
     audit = AUDIT
+    drawn_as = "memory"
     observes = {"materialized": (list, str), "materialized_count": (int, None), "peak_bytes": (int, None)}
 
     def asks(self, call: Call) -> dict[str, Any]:

@@ -82,6 +82,7 @@ class Rule:
     meaning: str = ""              # what its key asks, in a line (the reference's meaning)
     audit: str | None = None       # the word a case's `audit:` names to have the rule judged on that case
     observes: Observations = {}    # what the worker reports for it
+    drawn_as: str = ""             # the measure of exercise.yaml's `scale` that shows it growing ('' for none)
 
     def parse(self, value: object, path: Path, line: int | None) -> Any:
         """exercise.yaml's value for the rule's key as its setting; ConfigError naming `path` and the line."""
