@@ -223,3 +223,23 @@ def test_the_address_space_limit_counts_above_what_torch_reserves() -> None:
     own = proctree.address_space(os.getpid())
     assert own > 100 << 20
     assert box._import_reserve() == own
+
+
+def test_where_no_file_may_grow_the_worker_still_names_a_temporary_folder(tmp_path) -> None:
+    """RLIMIT_FSIZE 0 (no memory cgroup counts files): tempfile's probe write fails and, left to itself, it finds no
+    folder, which broke the import of a CUDA build of torch (ctypes.util.find_library asks for one)."""
+    import subprocess
+    import sys
+
+    probe = ("import resource, sys, tempfile\n"
+             "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))\n"
+             "if sys.argv[1] == 'named':\n"
+             "    from grader.sandboxed.worker import name_temporary_folder\n"
+             "    name_temporary_folder()\n"
+             "with tempfile.NamedTemporaryFile() as handle:\n"
+             "    print(handle.name)\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    left = subprocess.run([sys.executable, "-c", probe, "left"], env=env, capture_output=True, text=True, timeout=60)
+    named = subprocess.run([sys.executable, "-c", probe, "named"], env=env, capture_output=True, text=True, timeout=60)
+    assert left.returncode != 0 and "No usable temporary directory" in left.stderr, left.stderr
+    assert named.returncode == 0 and named.stdout.startswith(str(tmp_path)), named.stderr

@@ -32,6 +32,7 @@ SAMPLE_FD = 5  # where faulthandler writes the stack of a call that runs long: a
 def main(config: dict[str, Any]) -> None:
     """Import torch, wait for the grader's go, import the learner's file, then answer tasks until told to stop."""
     tasks = wire.MessageReader(TASK_FD, limit=1 << 24, sock=socket.socket(fileno=TASK_FD))
+    name_temporary_folder()
     import torch  # paid for before the learner's import is timed
 
     torch.set_num_threads(1)
@@ -64,6 +65,17 @@ def main(config: dict[str, Any]) -> None:
         reply = run_task(module, learner, body, tasks.fds.pop(0), watched, tensors)
         flush_output()
         send(REPLY_FD, reply, body["id"], body.get("reply_limit", 1 << 30), tensors)
+
+
+def name_temporary_folder() -> None:
+    """Tell tempfile its folder: the sandbox's TMPDIR. Where no memory cgroup counts files, no file may grow
+    (RLIMIT_FSIZE 0), and tempfile's own search, which writes a probe file, then finds no folder at all: a CUDA
+    build of torch asks for one while it is imported (ctypes.util.find_library), and its import failed."""
+    import tempfile
+
+    folder = os.environ.get("TMPDIR", "")
+    if tempfile.tempdir is None and os.path.isdir(folder) and os.access(folder, os.W_OK):
+        tempfile.tempdir = folder
 
 
 def warm_up(torch) -> None:
